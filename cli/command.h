@@ -1,0 +1,38 @@
+// The gpuscope subcommands: each has a usage line, a description, its options and a run function.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "cli/arg_parser.h"
+#include "formats/status.h"
+
+namespace gpuscope::cli {
+
+// Exit statuses of the gpuscope CLI (the profiled program's own status is passed through by `record`).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;      // one line for `gpuscope --help`
+  std::string_view usage;        // e.g. "gpuscope export TRACE [options]"
+  std::string_view description;  // what it does, for `gpuscope CMD --help`
+  std::span<const OptionSpec> options;
+  int (*run)(const ParsedArgs& args) = nullptr;  // nullptr: not built yet
+  std::string_view not_built = {};               // for commands not built yet: what will come, and with what
+};
+
+std::span<const Command> allCommands();
+const Command* findCommand(std::string_view name);
+
+// Prints "gpuscope CMD: message" on stderr and returns the exit status for the error's kind.
+int reportError(std::string_view command, const Status& status);
+
+// Commands defined in their own files.
+const Command& exportCommand();
+const Command& infoCommand();
+
+}  // namespace gpuscope::cli

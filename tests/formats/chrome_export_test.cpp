@@ -1,0 +1,185 @@
+// Chrome export: the golden file, Kineto's field names, flows, hostile names, memory counters.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "formats/chrome_export.h"
+#include "tests/support/sample_trace.h"
+
+namespace gpuscope {
+namespace {
+
+using nlohmann::json;
+using testing::TempDir;
+
+std::string exportSample(TempDir& dir) {
+  EXPECT_TRUE(testing::writeSampleTrace(dir.path("t.gpuscope")));
+  Result<TraceReader> reader = TraceReader::open(dir.path("t.gpuscope"));
+  EXPECT_TRUE(reader) << reader.status().message();
+  JsonWriter out;
+  EXPECT_TRUE(writeChromeTrace(*reader, out));
+  return out.text();
+}
+
+std::vector<json> eventsOf(const json& trace, std::string_view cat) {
+  std::vector<json> events;
+  for (const json& e : trace["traceEvents"]) {
+    if (e.value("cat", "") == cat) events.push_back(e);
+  }
+  return events;
+}
+
+// The golden file pins the exact output. To update it after an intended change:
+//   GPUSCOPE_UPDATE_GOLDEN=1 ctest -R ChromeExport.MatchesGolden
+TEST(ChromeExport, MatchesGolden) {
+  TempDir dir;
+  std::string text = exportSample(dir);
+  // The trace name is the temporary path; pin it so the golden file does not depend on it.
+  const std::string path = dir.path("t.gpuscope");
+  text.replace(text.find(path), path.size(), "sample.gpuscope");
+  const std::string golden_path = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/golden/sample_trace.chrome.json";
+  if (std::getenv("GPUSCOPE_UPDATE_GOLDEN")) testing::writeFile(golden_path, text + "\n");
+  EXPECT_EQ(text + "\n", testing::readFile(golden_path));
+}
+
+TEST(ChromeExport, IsValidJsonWithKinetoTopLevelKeys) {
+  TempDir dir;
+  const json trace = json::parse(exportSample(dir));
+  for (const char* key : {"schemaVersion", "deviceProperties", "traceEvents", "displayTimeUnit", "baseTimeNanoseconds",
+                          "traceName", "cuda_driver_version", "distributedInfo"}) {
+    EXPECT_TRUE(trace.contains(key)) << key;
+  }
+  ASSERT_EQ(trace["deviceProperties"].size(), 1u);
+  EXPECT_EQ(trace["deviceProperties"][0]["name"], "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(trace["deviceProperties"][0]["numSms"], 132);
+}
+
+TEST(ChromeExport, KernelsCarryKinetoArgumentsOnDeviceAndStreamLanes) {
+  TempDir dir;
+  const json trace = json::parse(exportSample(dir));
+  const std::vector<json> kernels = eventsOf(trace, "kernel");
+  ASSERT_EQ(kernels.size(), 5u);
+  const json& k = kernels[0];
+  EXPECT_EQ(k["ph"], "X");
+  EXPECT_EQ(k["pid"], 0);  // device ordinal, as Kineto writes it
+  EXPECT_EQ(k["tid"], 7);  // stream id
+  EXPECT_EQ(k["dur"], 120.0);
+  for (const char* arg : {"correlation", "device", "context", "stream", "registers per thread", "shared memory", "grid",
+                          "block", "queued"}) {
+    EXPECT_TRUE(k["args"].contains(arg)) << arg;
+  }
+  EXPECT_EQ(k["args"]["grid"], json::array({1024, 1, 1}));
+}
+
+TEST(ChromeExport, EveryLaunchHasOneFlowFromApiCallToGpuWork) {
+  TempDir dir;
+  const json trace = json::parse(exportSample(dir));
+  std::map<int64_t, json> starts, finishes;
+  for (const json& e : eventsOf(trace, "ac2g")) {
+    auto& side = e["ph"] == "s" ? starts : finishes;
+    EXPECT_TRUE(side.emplace(e["id"].get<int64_t>(), e).second) << "duplicate flow " << e.dump();
+  }
+  // 5 kernels + 1 memcpy + 1 memset + 1 graph launch, each issued by a recorded API call.
+  EXPECT_EQ(starts.size(), 8u);
+  ASSERT_EQ(starts.size(), finishes.size());
+  for (const auto& [id, s] : starts) {
+    ASSERT_TRUE(finishes.contains(id)) << id;
+    EXPECT_EQ(s["pid"], 4242);          // from the CPU process...
+    EXPECT_EQ(finishes[id]["pid"], 0);  // ...to the GPU
+    EXPECT_EQ(finishes[id]["bp"], "e");
+    EXPECT_LE(s["ts"].get<double>(), finishes[id]["ts"].get<double>());
+  }
+}
+
+TEST(ChromeExport, HostileKernelNameSurvivesAsValidText) {
+  TempDir dir;
+  const json trace = json::parse(exportSample(dir));
+  bool found = false;
+  for (const json& k : eventsOf(trace, "kernel")) {
+    const std::string name = k["name"];
+    if (name.find("scale<") == std::string::npos) continue;
+    found = true;
+    EXPECT_NE(name.find("\"q\\\"uote\""), std::string::npos);
+    EXPECT_NE(name.find("\n\t\x01"), std::string::npos);
+    EXPECT_NE(name.find("bad:\xef\xbf\xbd\xef\xbf\xbd"), std::string::npos);  // invalid bytes → U+FFFD
+    EXPECT_NE(name.find("caf\xc3\xa9 \xf0\x9f\x9a\x80"), std::string::npos);  // valid UTF-8 kept
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(ChromeExport, CopiesSetsApiCallsSyncsAndAnnotations) {
+  TempDir dir;
+  const json trace = json::parse(exportSample(dir));
+  const std::vector<json> copies = eventsOf(trace, "gpu_memcpy");
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0]["name"], "Memcpy HtoD (Pageable -> Device)");
+  EXPECT_EQ(copies[0]["args"]["bytes"], 4 << 20);
+  EXPECT_NEAR(copies[0]["args"]["memory bandwidth (GB/s)"].get<double>(), 4194304.0 / 680000.0, 1e-9);
+  EXPECT_EQ(eventsOf(trace, "gpu_memset").size(), 1u);
+  EXPECT_EQ(eventsOf(trace, "cuda_runtime").size(), 9u);
+  EXPECT_EQ(eventsOf(trace, "cuda_driver").size(), 1u);
+  EXPECT_EQ(eventsOf(trace, "cuda_sync").size(), 1u);
+  const std::vector<json> nvtx = eventsOf(trace, "user_annotation");
+  ASSERT_EQ(nvtx.size(), 3u);
+  EXPECT_EQ(nvtx[1]["args"]["domain"], "gpuscope");
+  EXPECT_EQ(nvtx[2]["ph"], "i");
+  ASSERT_EQ(trace["gpuscopeDataQuality"].size(), 1u);
+  EXPECT_EQ(trace["gpuscopeDataQuality"][0]["code"], "dropped_records");
+}
+
+// The base time is the start of recording; the first event (cudaMalloc) came 100 µs later.
+TEST(ChromeExport, TimestampsAreRelativeToTheBaseTime) {
+  TempDir dir;
+  const json trace = json::parse(exportSample(dir));
+  EXPECT_EQ(trace["baseTimeNanoseconds"], 1'763'800'000'000'000'000);
+  double earliest = 1e300;
+  for (const json& e : trace["traceEvents"]) {
+    if (e.contains("ts")) earliest = std::min(earliest, e["ts"].get<double>());
+  }
+  EXPECT_EQ(earliest, 100.0);
+}
+
+TEST(ChromeExport, MemoryCountersFollowAllocationsAndFrees) {
+  TempDir dir;
+  const json trace = json::parse(exportSample(dir));
+  std::vector<int64_t> device;
+  for (const json& e : eventsOf(trace, "gpu_memory")) {
+    EXPECT_EQ(e["ph"], "C");
+    if (e["name"] == "Device memory") device.push_back(e["args"]["allocated (bytes)"]);
+  }
+  EXPECT_EQ(device, (std::vector<int64_t>{4096, 4096 + (256 << 20), 4096}));
+}
+
+TEST(ChromeExport, ProcessThreadAndStreamNamesAreMetadata) {
+  TempDir dir;
+  const json trace = json::parse(exportSample(dir));
+  std::map<std::string, std::string> names;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] != "M" || !e["args"].contains("name")) continue;
+    names[e["name"].get<std::string>() + " " + std::to_string(e["pid"].get<int64_t>()) + " " +
+          std::to_string(e.value("tid", -1))] = e["args"]["name"];
+  }
+  EXPECT_EQ(names["process_name 4242 -1"], "python (pid 4242) rank 0");
+  EXPECT_EQ(names["process_name 0 -1"], "GPU 0: NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(names["thread_name 4242 4242"], "python");
+  EXPECT_EQ(names["thread_name 0 7"], "stream 7");
+  EXPECT_EQ(names["thread_name 0 13"], "stream 13");
+}
+
+TEST(ChromeExport, ReportsProgress) {
+  TempDir dir;
+  ASSERT_TRUE(testing::writeSampleTrace(dir.path("t.gpuscope")));
+  Result<TraceReader> reader = TraceReader::open(dir.path("t.gpuscope"));
+  ASSERT_TRUE(reader);
+  int64_t last_done = -1, last_total = -1;
+  ChromeExportOptions options;
+  options.progress = [&](int64_t done, int64_t total) { last_done = done, last_total = total; };
+  JsonWriter out;
+  ASSERT_TRUE(writeChromeTrace(*reader, out, options));
+  EXPECT_GT(last_total, 20);
+  EXPECT_EQ(last_done, last_total);
+}
+
+}  // namespace
+}  // namespace gpuscope

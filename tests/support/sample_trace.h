@@ -1,0 +1,39 @@
+// A small, deterministic trace that touches every table, with hostile strings (quotes, backslashes,
+// control characters, invalid UTF-8) in kernel and NVTX names. Tests, the golden export and the fuzz
+// corpus are built from it; the numbers are shaped like a real H100 recording.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "formats/status.h"
+#include "formats/trace_writer.h"
+
+namespace gpuscope::testing {
+
+// The kernel name that carries every kind of hostile byte.
+extern const std::string kHostileKernelName;
+
+Status writeSampleRows(TraceWriter& writer);
+Status writeSampleTrace(const std::string& path);
+// A valid trace with sessions and devices but no events.
+Status writeEmptyTrace(const std::string& path);
+
+// A directory under /tmp removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+std::string readFile(const std::string& path);
+void writeFile(const std::string& path, const std::string& contents);
+
+}  // namespace gpuscope::testing
