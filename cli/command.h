@@ -33,6 +33,8 @@ int reportError(std::string_view command, const Status& status);
 
 // Commands defined in their own files.
 const Command& exportCommand();
+const Command& mergeCommand();
+const Command& recordCommand();
 const Command& infoCommand();
 
 }  // namespace gpuscope::cli

@@ -74,7 +74,7 @@ int runInfo(const ParsedArgs& args) {
                 static_cast<long long>(d.sm_count), static_cast<double>(d.global_memory_bytes) / (1 << 30));
   }
   if (Status status = printCounts(*reader); !status) return reportError("info", status);
-  std::printf("data quality: %s\n", quality->empty() ? "no problems recorded" : "");
+  std::printf("data quality:%s\n", quality->empty() ? " no problems recorded" : "");
   for (const DataQualityRow& q : *quality) {
     std::printf("  %s %s (%lld): %s\n", std::string(enumName(q.severity)).c_str(), q.code.c_str(),
                 static_cast<long long>(q.count), q.message.c_str());

@@ -23,10 +23,10 @@ void removeWithSideFiles(const std::string& path) {
 
 // Settings for fast bulk inserts that stay readable after a crash: WAL with synchronous=NORMAL keeps every
 // committed transaction if the process dies (only a power loss could drop the last ones).
-Status configure(sqlite::Database& db) {
+Status configure(sqlite::Database& db, int64_t page_size) {
   const std::string pragmas =
-      "PRAGMA page_size=32768; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-      "PRAGMA cache_size=-65536; PRAGMA application_id=" +
+      "PRAGMA page_size=" + std::to_string(page_size) +
+      "; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536; PRAGMA application_id=" +
       std::to_string(schema::kApplicationId) + "; PRAGMA user_version=" + std::to_string(schema::kSchemaVersion) + ";";
   return db.exec(pragmas);
 }
@@ -58,7 +58,7 @@ Result<TraceWriter> TraceWriter::create(const std::string& path, const Options& 
     return db.status();
   }
   TraceWriter writer(std::move(*db), path, write_path, options);
-  Status status = configure(writer.db_);
+  Status status = configure(writer.db_, options.page_size);
   if (status) status = createSchema(writer.db_);
   if (status) status = writer.prepareStatements();
   if (!status) {
@@ -135,6 +135,18 @@ Status TraceWriter::flushAllPending() {
 Status TraceWriter::fail(Status status) {
   if (failure_.isOk()) failure_ = std::move(status);
   return failure_;
+}
+
+Status TraceWriter::updateSessionEnd(int64_t session_id, int64_t end_ns) {
+  if (!failure_.isOk()) return failure_;
+  GPUSCOPE_RETURN_IF_ERROR(flushAllPending());
+  GPUSCOPE_RETURN_IF_ERROR(beginIfNeeded());
+  Result<sqlite::Statement> update = db_.prepare("UPDATE session SET end_ns = ? WHERE id = ?");
+  if (!update) return fail(update.status());
+  update->bindInt(1, end_ns);
+  update->bindInt(2, session_id);
+  if (Status status = update->run(); !status) return fail(status);
+  return Status::ok();
 }
 
 Status TraceWriter::commit() {

@@ -63,6 +63,9 @@ class TraceWriter {
     bool atomic = true;
     bool overwrite = false;  // replace an existing file at the target path
     int64_t rows_per_transaction = 200000;
+    // SQLite page size. Large pages suit the collector's bulk inserts; small ones keep finished traces
+    // small (every table and index takes at least one page).
+    int64_t page_size = 4096;
   };
 
   static Result<TraceWriter> create(const std::string& path, const Options& options);
@@ -90,6 +93,9 @@ class TraceWriter {
     if (++rows_in_transaction_ >= options_.rows_per_transaction) return commit();
     return Status::ok();
   }
+
+  // Records when a session's recording ended (its row is written at the start, before the end is known).
+  Status updateSessionEnd(int64_t session_id, int64_t end_ns);
 
   Status commit();  // makes every row appended so far visible to readers and durable against a crash
   Status finish();  // commit, create indexes, fold the WAL into the file, close, rename into place

@@ -16,7 +16,8 @@ template <typename MakeRow>
 void appendRows(benchmark::State& state, MakeRow make_row, bool finish) {
   testing::TempDir dir;
   for (auto _ : state) {
-    Result<TraceWriter> w = TraceWriter::create(dir.path("bench.gpuscope"), {.atomic = false, .overwrite = true});
+    Result<TraceWriter> w = TraceWriter::create(
+        dir.path("bench.gpuscope"), {.atomic = false, .overwrite = true, .page_size = 32768});  // as the collector
     if (!w) {
       state.SkipWithError(w.status().message().c_str());
       return;

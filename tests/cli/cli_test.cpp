@@ -25,7 +25,7 @@ std::string quote(const std::string& s) {
 
 CliRun gpuscope(const std::vector<std::string>& args) {
   TempDir dir;
-  std::string cmd = quote(GPUSCOPE_BINARY);
+  std::string cmd = quote(testing::gpuscopeBinary());
   for (const std::string& a : args) cmd += " " + quote(a);
   cmd += " >" + dir.path("out") + " 2>" + dir.path("err") + " </dev/null";
   const int raw = std::system(cmd.c_str());
@@ -62,7 +62,7 @@ TEST(Cli, EveryCommandHasHelp) {
 }
 
 TEST(Cli, CommandsNotBuiltYetSaySoAndFail) {
-  for (const char* cmd : {"record", "stats", "advise", "import", "diff", "merge", "apply"}) {
+  for (const char* cmd : {"stats", "advise", "import", "diff", "apply"}) {
     CliRun r = gpuscope({cmd, "x.gpuscope"});
     EXPECT_EQ(r.status, 1) << cmd;
     EXPECT_EQ(r.err.rfind(std::string("gpuscope ") + cmd + ": not built yet"), 0u) << r.err;
@@ -72,10 +72,16 @@ TEST(Cli, CommandsNotBuiltYetSaySoAndFail) {
   }
 }
 
-TEST(Cli, ProgramHelpAfterSeparatorIsNotOurs) {
-  CliRun r = gpuscope({"record", "--", "python", "--help"});
-  EXPECT_EQ(r.status, 1);  // record is not built yet, and must not print its own help here
-  EXPECT_TRUE(r.out.empty());
+TEST(Cli, MergeCombinesTraces) {
+  TempDir dir;
+  ASSERT_TRUE(testing::writeSampleTrace(dir.path("a.gpuscope")));
+  ASSERT_TRUE(testing::writeSampleTrace(dir.path("b.gpuscope")));
+  CliRun r = gpuscope({"merge", dir.path("a.gpuscope"), dir.path("b.gpuscope"), "-o", dir.path("ab.gpuscope")});
+  EXPECT_EQ(r.status, 0) << r.err;
+  CliRun info = gpuscope({"info", dir.path("ab.gpuscope")});
+  EXPECT_NE(info.out.find("processes: 2"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("kernel             10 rows"), std::string::npos) << info.out;
+  EXPECT_EQ(gpuscope({"merge", dir.path("a.gpuscope")}).status, 2);  // no -o
 }
 
 TEST(Cli, UsageErrorsExitWithTwo) {

@@ -1,6 +1,11 @@
 // Every column of every table survives a write and a read unchanged, including NULLs and hostile text.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "formats/trace_merge.h"
 #include "formats/trace_reader.h"
 #include "formats/trace_writer.h"
 #include "tests/support/sample_trace.h"
@@ -143,6 +148,47 @@ TEST(RoundTrip, ExistingFileIsKeptWithoutOverwrite) {
   ASSERT_FALSE(writer);
   EXPECT_NE(writer.status().message().find("already exists"), std::string::npos);
   EXPECT_EQ(testing::readFile(path), "precious");
+}
+
+}  // namespace
+}  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+// A process killed with SIGKILL while writing (the collector's case) leaves a trace that opens, reads and
+// merges, holding every row committed before the kill.
+TEST(RoundTrip, TraceOfAKilledWriterIsReadable) {
+  testing::TempDir dir;
+  const std::string path = dir.path("killed.gpuscope");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    Result<TraceWriter> w = TraceWriter::create(path, {.atomic = false, .page_size = 32768});
+    if (!w) _exit(2);
+    for (int i = 0; i < 1000; ++i) {
+      if (!w->append(schema::ApiCallRow{1, schema::ApiKind::kRuntime, w->intern("cudaLaunchKernel"), 211, 7, i, i + 1,
+                                        i, 0})) {
+        _exit(3);
+      }
+    }
+    if (!w->commit()) _exit(4);
+    (void)w->append(schema::TraceInfoRow{"uncommitted", "lost"});
+    raise(SIGKILL);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "child exit " << WEXITSTATUS(status);
+  EXPECT_TRUE(std::filesystem::exists(path + "-wal"));
+  Result<TraceReader> reader = TraceReader::open(path);
+  ASSERT_TRUE(reader) << reader.status().message();
+  Result<int64_t> calls = reader->count<schema::ApiCallRow>();
+  ASSERT_TRUE(calls) << calls.status().message();
+  EXPECT_EQ(*calls, 1000);
+  ASSERT_TRUE(mergeTraces({path}, dir.path("merged.gpuscope"), {}));
+  Result<TraceReader> merged = TraceReader::open(dir.path("merged.gpuscope"));
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(*merged->count<schema::ApiCallRow>(), 1000);
 }
 
 }  // namespace

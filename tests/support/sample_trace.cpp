@@ -232,6 +232,10 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(dir_, ec);
 }
 
+std::string binDir() { return std::filesystem::read_symlink("/proc/self/exe").parent_path().string(); }
+
+std::string gpuscopeBinary() { return binDir() + "/gpuscope"; }
+
 std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

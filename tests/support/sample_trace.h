@@ -34,6 +34,10 @@ class TempDir {
 };
 
 std::string readFile(const std::string& path);
+// The folder of the running test executable: gpuscope and the samples are built beside it, so tests find
+// them there wherever the build folder was copied (the GPU machine runs a build made elsewhere).
+std::string binDir();
+std::string gpuscopeBinary();
 void writeFile(const std::string& path, const std::string& contents);
 
 }  // namespace gpuscope::testing

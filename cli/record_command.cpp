@@ -1,0 +1,69 @@
+// gpuscope record: profile a program, then say what was recorded. Exits with the program's own status.
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/command.h"
+#include "cli/record_summary.h"
+#include "collector/launcher.h"
+
+namespace gpuscope::cli {
+
+namespace {
+
+constexpr OptionSpec kOptions[] = {
+    {"output", 'o', "FILE", "trace file to write (default: gpuscope-PROGRAM.gpuscope)"},
+    {"trace", 0, "LIST",
+     "what to record, comma-separated: cuda (GPU work), api (CUDA calls), nvtx, memory (default: all)"},
+    {"force", 'f', "", "overwrite the output file if it exists"},
+    {"quiet", 'q', "", "no summary after the program ends"},
+};
+
+std::string defaultOutput(const std::string& program) {
+  return "gpuscope-" + std::filesystem::path(program).filename().string() + ".gpuscope";
+}
+
+int runRecord(const ParsedArgs& args) {
+  collector::RecordOptions options;
+  options.command = args.has_separator ? args.after_separator : args.positional;
+  if (options.command.empty() || (args.has_separator && !args.positional.empty())) {
+    return reportError("record",
+                       Status(ErrorKind::kUsage, "give the program to record after -- (see gpuscope record --help)"));
+  }
+  options.output = args.get("output").value_or(defaultOutput(options.command.front()));
+  options.overwrite = args.has("force");
+  if (auto trace = args.get("trace")) options.trace = *trace;
+  Result<collector::RecordOutcome> outcome = collector::recordProgram(options);
+  if (!outcome) return reportError("record", outcome.status());
+  if (!outcome->trace_written) {
+    std::fprintf(stderr, "gpuscope record: no trace written: %s\n", outcome->problem.c_str());
+  } else if (!args.has("quiet")) {
+    Result<TraceReader> reader = TraceReader::open(options.output);
+    Result<RecordSummary> summary = reader ? summarize(*reader) : Result<RecordSummary>(reader.status());
+    if (summary) {
+      std::fputs(formatSummary(options.output, *summary).c_str(), stderr);
+    } else {
+      std::fprintf(stderr, "gpuscope record: wrote %s, but cannot summarise it: %s\n", options.output.c_str(),
+                   summary.status().message().c_str());
+    }
+  }
+  collector::exitLike(outcome->wait_status);
+}
+
+}  // namespace
+
+const Command& recordCommand() {
+  static const Command command{
+      "record",
+      "profile a CUDA program (C++, PyTorch, JAX, CuPy) without changing it",
+      "gpuscope record [options] -- PROGRAM [ARGS...]",
+      "Runs PROGRAM with the gpuscope collector injected through CUDA_INJECTION64_PATH (and NVTX through\n"
+      "NVTX_INJECTION64_PATH) and writes one trace for the run: kernels, copies, memsets, API calls,\n"
+      "synchronisation, allocations and NVTX ranges of every process that uses CUDA. Signals sent to gpuscope\n"
+      "are passed to the program; gpuscope exits with the program's status. GPUSCOPE_DISABLE=1 in the\n"
+      "environment turns the collector off.",
+      kOptions,
+      runRecord};
+  return command;
+}
+
+}  // namespace gpuscope::cli

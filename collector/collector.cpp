@@ -1,0 +1,393 @@
+#include "collector/collector.h"
+
+#include <cuda.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "collector/api_filter.h"
+#include "collector/session_info.h"
+
+namespace gpuscope::collector {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int64_t kSessionId = 1;  // one session per per-process file; merging renumbers them
+constexpr auto kCommitInterval = std::chrono::milliseconds(200);  // a kill loses at most ~250 ms
+
+Collector* g_collector = nullptr;  // never destroyed: the process may still call back into CUPTI at exit
+
+int64_t cuptiNow() {
+  uint64_t ts = 0;
+  cuptiGetTimestamp(&ts);
+  return static_cast<int64_t>(ts);
+}
+
+std::string cuptiError(CUptiResult result) {
+  const char* text = nullptr;
+  cuptiGetResultString(result, &text);
+  return text ? text : "CUPTI error " + std::to_string(result);
+}
+
+std::string apiName(schema::ApiKind api, uint32_t cbid) {
+  const char* name = nullptr;
+  const auto domain = api == schema::ApiKind::kDriver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) return "cbid " + std::to_string(cbid);
+  return name;
+}
+
+bool envFlag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+void CUPTIAPI ignoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+}  // namespace
+
+CollectorOptions CollectorOptions::fromEnvironment() {
+  CollectorOptions o;
+  if (const char* dir = std::getenv("GPUSCOPE_OUTPUT_DIR"); dir && *dir) o.output_dir = dir;
+  if (auto ms = integerFromEnvironment({"GPUSCOPE_FLUSH_MS"})) o.flush_interval_ms = *ms;
+  if (auto mb = integerFromEnvironment({"GPUSCOPE_DEVICE_BUFFER_MB"})) o.device_buffer_mb = *mb;
+  if (std::getenv("GPUSCOPE_PER_THREAD_BUFFERS")) o.per_thread_buffers = envFlag("GPUSCOPE_PER_THREAD_BUFFERS");
+  o.debug = std::getenv("GPUSCOPE_DEBUG") != nullptr;
+  if (const char* trace = std::getenv("GPUSCOPE_TRACE"); trace && *trace) {
+    const std::string list = std::string(",") + trace + ",";
+    o.trace_cuda = list.find(",cuda,") != std::string::npos;
+    o.trace_api = list.find(",api,") != std::string::npos;
+    o.trace_nvtx = list.find(",nvtx,") != std::string::npos;
+    o.trace_memory = list.find(",memory,") != std::string::npos;
+  }
+  if (std::getenv("GPUSCOPE_LATENCY_TIMESTAMPS")) o.latency_timestamps = envFlag("GPUSCOPE_LATENCY_TIMESTAMPS");
+  o.all_api_calls = envFlag("GPUSCOPE_ALL_API_CALLS");
+  return o;
+}
+
+Collector::Collector(std::unique_ptr<TraceWriter> writer) : writer_(std::move(writer)), pid_(getpid()) {
+  converter_ = std::make_unique<RecordConverter>(*writer_, kSessionId, apiName);
+  sem_init(&signal_flush_request_, 0, 0);
+  sem_init(&signal_flush_done_, 0, 0);
+}
+
+void Collector::start(const CollectorOptions& options) {
+  // Never replace a file: a pid can recur in a long job's folder.
+  const std::string base = options.output_dir + "/gpuscope-" + std::to_string(getpid());
+  const TraceWriter::Options live{.atomic = false, .page_size = 32768};
+  Result<TraceWriter> writer = TraceWriter::create(base + ".gpuscope", live);
+  for (int n = 2; !writer && writer.status().kind() == ErrorKind::kUsage && n < 100; ++n) {
+    writer = TraceWriter::create(base + "-" + std::to_string(n) + ".gpuscope", live);
+  }
+  if (!writer) {
+    std::fprintf(stderr, "gpuscope: cannot record this process: %s\n", writer.status().message().c_str());
+    return;
+  }
+  const std::string writer_path = writer->path();
+  auto* collector = new Collector(std::make_unique<TraceWriter>(std::move(*writer)));
+  schema::SessionRow session = describeThisProcess(kSessionId);
+  const int64_t now = cuptiNow();
+  session.start_ns = now;
+  int version = 0;
+  if (cuDriverGetVersion(&version) == CUDA_SUCCESS) session.cuda_driver_version = version;
+  uint32_t cupti_version = 0;
+  if (cuptiGetVersion(&cupti_version) == CUPTI_SUCCESS) session.cupti_version = cupti_version;
+  Status status = collector->writer_->append(session);
+  if (status) status = collector->writer_->append(sampleClocks(kSessionId, now));
+  if (status) status = collector->writer_->commit();
+  if (!status) {
+    std::fprintf(stderr, "gpuscope: cannot record this process: %s\n", status.message().c_str());
+    return;
+  }
+  g_collector = collector;
+  if (options.debug) std::fprintf(stderr, "gpuscope[%d]: recording into %s\n", getpid(), writer_path.c_str());
+  collector->flush_interval_ = std::chrono::milliseconds(options.flush_interval_ms);
+  collector->debug_ = options.debug;
+  if (!collector->claimCupti() || !collector->enableActivities(options)) {
+    (void)collector->writer_->finish();  // keeps the data-quality row that says why
+    return;
+  }
+  collector->writer_thread_ = std::thread([collector] { collector->writerLoop(); });
+  collector->installSignalHandlers();
+  std::atexit(atExit);
+}
+
+// Subscribing tells us whether another profiler (Nsight, compute-sanitizer, torch.profiler's Kineto) holds
+// CUPTI. Activity-only collection next to one silently receives nothing, so gpuscope steps aside instead.
+bool Collector::claimCupti() {
+  CUpti_SubscriberHandle subscriber = nullptr;
+  char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};
+  CUpti_SubscriberParams params{CUpti_SubscriberParams_STRUCT_SIZE, "gpuscope", holder, sizeof holder};
+  const CUptiResult result =
+      cuptiSubscribe_v2(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(ignoreCallback), nullptr, &params);
+  if (result == CUPTI_SUCCESS) return true;
+  const std::string who = holder[0] ? std::string(holder) : std::string("another profiler");
+  const std::string message = who + " already holds CUPTI (" + cuptiError(result) +
+                              "); gpuscope recorded nothing in this process and left the program alone";
+  note(schema::Severity::kError, "cupti_held_by_other_profiler", 1, message);
+  std::fprintf(stderr, "gpuscope: %s\n", message.c_str());
+  return false;
+}
+
+bool Collector::enableActivities(const CollectorOptions& options) {
+  cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (options.device_buffer_mb > 0) {
+    size_t bytes = static_cast<size_t>(options.device_buffer_mb) << 20;
+    size_t size = sizeof bytes;
+    cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes);
+  }
+  uint8_t per_thread = options.per_thread_buffers ? 1 : 0;
+  size_t attr_size = sizeof per_thread;
+  cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &attr_size, &per_thread);
+  if (options.latency_timestamps) cuptiActivityEnableLatencyTimestamps(1);
+  CUptiResult registered = cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
+  if (registered != CUPTI_SUCCESS) {
+    note(schema::Severity::kError, "cupti_unavailable", 1,
+         "CUPTI refused its buffer callbacks: " + cuptiError(registered));
+    std::fprintf(stderr, "gpuscope: CUPTI cannot start (%s); recording nothing\n", cuptiError(registered).c_str());
+    return false;
+  }
+  std::vector<std::pair<CUpti_ActivityKind, const char*>> kinds = {{CUPTI_ACTIVITY_KIND_DEVICE, "device"},
+                                                                   {CUPTI_ACTIVITY_KIND_CONTEXT, "context"}};
+  if (options.trace_cuda) {
+    kinds.insert(kinds.end(), {{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels"},
+                               {CUPTI_ACTIVITY_KIND_MEMCPY, "copies"},
+                               {CUPTI_ACTIVITY_KIND_MEMCPY2, "peer copies"},
+                               {CUPTI_ACTIVITY_KIND_MEMSET, "memsets"},
+                               {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronisation"},
+                               {CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead"}});
+  }
+  if (options.trace_api) kinds.push_back({CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API"});
+  if (options.trace_nvtx) kinds.push_back({CUPTI_ACTIVITY_KIND_MARKER, "NVTX"});
+  if (options.trace_memory) {
+    kinds.insert(kinds.end(),
+                 {{CUPTI_ACTIVITY_KIND_MEMORY2, "memory"}, {CUPTI_ACTIVITY_KIND_MEMORY_POOL, "memory pools"}});
+  }
+  for (const auto& [kind, what] : kinds) {
+    if (CUptiResult r = cuptiActivityEnable(kind); r != CUPTI_SUCCESS) {
+      note(schema::Severity::kWarning, "activity_unavailable", 1,
+           std::string("CUPTI could not record ") + what + ": " + cuptiError(r));
+    }
+  }
+  if (options.trace_api && !options.all_api_calls) selectApiCalls();
+  if (options.trace_api && options.all_api_calls) {
+    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+  }
+  return true;
+}
+
+// After CUPTI_ACTIVITY_KIND_RUNTIME is on (it would override these settings otherwise).
+void Collector::selectApiCalls() {
+  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS && name &&
+        !recordRuntimeApi(name)) {
+      cuptiActivityEnableRuntimeApi(cbid, 0);
+    }
+  }
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name &&
+        recordDriverApi(name)) {
+      cuptiActivityEnableDriverApi(cbid, 1);
+    }
+  }
+  note(schema::Severity::kInfo, "api_calls_selected", 1,
+       "not recorded: the runtime queries " + std::string(skippedRuntimeApis()) +
+           ", and driver calls other than launches, copies, sets, allocations, synchronisation, module loads "
+           "and graphs (GPUSCOPE_ALL_API_CALLS=1 records every call)");
+}
+
+void Collector::bufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = g_collector ? g_collector->buffers_.acquire() : nullptr;
+  *size = *buffer ? ActivityBuffers::kBufferBytes : 0;
+  *max_records = 0;  // as many as fit
+}
+
+void Collector::bufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
+  if (!g_collector) return;
+  // Asked before taking any lock of ours: CUPTI may hold its own while calling us (ABBA otherwise).
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+    g_collector->dropped_records_ += static_cast<int64_t>(dropped);
+  }
+  if (!buffer) return;
+  if (g_collector->closed_) {
+    // The trace is already finished (the program's exit handlers ran after ours): count what is lost.
+    CUpti_Activity* record = nullptr;
+    while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) ++g_collector->late_records_;
+    return;
+  }
+  g_collector->buffers_.pushCompleted({buffer, valid});
+}
+
+// Runs when the library is unloaded, after every exit handler: says what arrived too late to be written.
+__attribute__((destructor)) static void reportLateRecords() { Collector::reportLate(); }
+
+void Collector::reportLate() {
+  if (!g_collector || g_collector->pid_ != getpid()) return;
+  if (g_collector->debug_) {
+    std::fprintf(stderr, "gpuscope[%d]: %lld records converted, %lld arrived after the trace was closed\n", getpid(),
+                 static_cast<long long>(g_collector->converter_->recordsConverted()),
+                 static_cast<long long>(g_collector->late_records_.load()));
+  } else if (g_collector->late_records_ > 0) {
+    std::fprintf(stderr, "gpuscope: %lld activity records arrived after the trace was closed and are missing from it\n",
+                 static_cast<long long>(g_collector->late_records_.load()));
+  }
+}
+
+// ---- the writer thread ----------------------------------------------------------------------------------
+
+void Collector::writerLoop() {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);  // signals are the program's business, never this thread's
+  auto last_flush = Clock::now();
+  auto last_commit = Clock::now();
+  while (!stopping_) {
+    processCompleted(50);
+    if (sem_trywait(&signal_flush_request_) == 0) finalFlushForSignal();
+    const auto now = Clock::now();
+    if (flush_interval_.count() > 0 && now - last_flush >= flush_interval_) {
+      cuptiActivityFlushAll(0);  // hands over buffers holding completed records; never under our lock
+      last_flush = now;
+    }
+    if (now - last_commit >= kCommitInterval) {
+      nameNewThreads();
+      if (!failed_) {
+        if (Status s = writer_->commit(); !s) fail(s);
+      }
+      last_commit = now;
+    }
+  }
+}
+
+void Collector::processCompleted(int wait_ms) {
+  for (const CompletedBuffer& buffer : buffers_.takeCompleted(wait_ms)) {
+    processBuffer(buffer);
+    buffers_.release(buffer.data);
+  }
+}
+
+void Collector::processBuffer(const CompletedBuffer& buffer) {
+  if (failed_) return;
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer.data, buffer.valid_bytes, &record) == CUPTI_SUCCESS) {
+    if (Status s = converter_->convert(*record); !s) {
+      fail(s);
+      return;
+    }
+  }
+}
+
+void Collector::nameNewThreads() {
+  for (int64_t tid : converter_->threadsSeen()) {
+    if (!named_threads_.insert(tid).second) continue;
+    std::string name = threadName(tid);
+    if (!name.empty() && !failed_) (void)writer_->append(schema::ThreadRow{kSessionId, tid, std::move(name)});
+  }
+}
+
+// Recording stops at the first write error (a full disk, a removed directory); the program goes on.
+void Collector::fail(const Status& status) {
+  if (failed_.exchange(true)) return;
+  std::fprintf(stderr, "gpuscope: recording stopped, the program continues: %s\n", status.message().c_str());
+}
+
+void Collector::note(schema::Severity severity, const std::string& code, int64_t count, const std::string& message) {
+  if (failed_) return;
+  if (Status s = writer_->append(schema::DataQualityRow{kSessionId, severity, code, count, message, cuptiNow()}); !s) {
+    fail(s);
+  }
+}
+
+// ---- the end of the process ----------------------------------------------------------------------------
+
+void Collector::atExit() {
+  if (g_collector && g_collector->pid_ == getpid()) g_collector->stop();  // a forked child leaves the file alone
+}
+
+// The forced flush comes before the writer thread is told to stop, and what it delivers is drained after
+// the thread has ended: buffers handed over in between would otherwise be left in the queue, unwritten.
+void Collector::stop() {
+  if (stopping_) return;
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  stopping_ = true;
+  buffers_.wake();
+  if (writer_thread_.joinable()) writer_thread_.join();
+  processCompleted(0);
+  finishFile();
+  closed_ = true;
+}
+
+void Collector::finishFile() {
+  if (failed_) return;
+  const int64_t end = cuptiNow();
+  nameNewThreads();
+  Status status = converter_->closeOpenRanges(end);
+  if (status) status = writer_->append(sampleClocks(kSessionId, end));
+  if (dropped_records_ > 0) {
+    note(schema::Severity::kWarning, "dropped_records", dropped_records_,
+         "CUPTI dropped " + std::to_string(dropped_records_.load()) + " activity records (its buffers were full)");
+  }
+  if (const int64_t refused = buffers_.buffersRefused(); refused > 0) {
+    note(schema::Severity::kWarning, "buffers_refused", refused,
+         std::to_string(refused) + " CUPTI buffer requests were refused at the 512 MiB limit; their records are lost");
+  }
+  if (const int64_t unfinished = converter_->unfinishedRecords(); unfinished > 0) {
+    note(schema::Severity::kInfo, "unfinished_records", unfinished,
+         std::to_string(unfinished) + " records had no end time when flushed and are shown with zero length");
+  }
+  if (status) status = writer_->updateSessionEnd(kSessionId, end);
+  if (status) status = writer_->finish();
+  if (!status) fail(status);
+}
+
+// Termination and crash signals whose action is the default (the program did not take them) get a handler
+// that asks the writer thread for a last flush, waits at most 2 s, then lets the signal do what it would have.
+void Collector::installSignalHandlers() {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
+    struct sigaction current {};
+    if (sigaction(sig, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+    struct sigaction action {};
+    action.sa_handler = onSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;  // a second signal of the same kind acts at once
+    sigaction(sig, &action, nullptr);
+  }
+}
+
+void Collector::onSignal(int sig) {
+  Collector* c = g_collector;
+  if (c && c->pid_ == getpid() && !c->stopping_) {
+    c->fatal_signal_ = sig;
+    sem_post(&c->signal_flush_request_);
+    timespec deadline{};
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 2;
+    while (sem_timedwait(&c->signal_flush_done_, &deadline) == -1 && errno == EINTR) {
+    }
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void Collector::finalFlushForSignal() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  processCompleted(0);
+  nameNewThreads();
+  note(schema::Severity::kWarning, "terminated_by_signal", 1,
+       std::string("the program was ended by signal ") + std::to_string(fatal_signal_) + " (" +
+           strsignal(fatal_signal_) + "); work after the last flush is missing");
+  if (!failed_) {
+    if (Status s = writer_->commit(); !s) fail(s);
+  }
+  sem_post(&signal_flush_done_);
+}
+
+}  // namespace gpuscope::collector

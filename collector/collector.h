@@ -1,0 +1,88 @@
+// The collector inside the profiled process: claims CUPTI, hands it buffers, and runs one writer thread
+// that converts completed buffers into trace rows and commits them at short intervals, so the trace is
+// readable whatever happens to the process. Nothing here may disturb the program: every failure is
+// reported once on stderr and in the trace, and recording stops, never the program.
+#pragma once
+
+#include <semaphore.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_set>
+
+#include "collector/activity_buffers.h"
+#include "collector/record_converter.h"
+#include "formats/trace_writer.h"
+
+namespace gpuscope::collector {
+
+struct CollectorOptions {
+  std::string output_dir = ".";
+  bool trace_cuda = true;          // kernels, copies, sets, synchronisation, graphs, CUPTI overhead
+  bool trace_api = true;           // CUDA runtime and driver API calls
+  bool trace_nvtx = true;          // NVTX ranges and marks
+  bool trace_memory = true;        // allocations, frees, memory pools
+  bool latency_timestamps = true;  // queued/submitted times of kernels
+  bool all_api_calls = false;      // every runtime and driver call, not only those worth recording
+  bool per_thread_buffers = true;  // CUPTI's per-thread activity buffers (its default since CUDA 13)
+  int64_t flush_interval_ms = 100;
+  int64_t device_buffer_mb = 0;  // CUPTI's per-context device buffer; 0 keeps CUPTI's default  // how often completed
+                                 // records are fetched from CUPTI; 0: when buffers fill
+  bool debug = false;            // GPUSCOPE_DEBUG: say on stderr what the collector does
+
+  static CollectorOptions fromEnvironment();
+};
+
+class Collector {
+ public:
+  // Called once, from whichever entry point runs first (InitializeInjection at cuInit, or the NVTX loader's,
+  // which can come before CUDA is initialised). Returns without recording if anything is in the way.
+  static void start(const CollectorOptions& options);
+
+  // CUPTI's buffer callbacks (static trampolines into the one instance).
+  static void bufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void bufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
+  static void reportLate();
+
+ private:
+  explicit Collector(std::unique_ptr<TraceWriter> writer);
+  bool claimCupti();
+  bool enableActivities(const CollectorOptions& options);
+  void selectApiCalls();
+  void writerLoop();
+  void processCompleted(int wait_ms);
+  void processBuffer(const CompletedBuffer& buffer);
+  void nameNewThreads();
+  void finalFlushForSignal();
+  void stop();  // atexit: forced flush, drain, finish the file
+  void finishFile();
+  void fail(const Status& status);
+  void note(schema::Severity severity, const std::string& code, int64_t count, const std::string& message);
+
+  static void atExit();
+  static void onSignal(int sig);
+  void installSignalHandlers();
+
+  std::unique_ptr<TraceWriter> writer_;
+  std::unique_ptr<RecordConverter> converter_;
+  ActivityBuffers buffers_;
+  std::thread writer_thread_;
+  std::unordered_set<int64_t> named_threads_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> closed_{false};  // the file is finished; records arriving now are lost (and counted)
+  std::atomic<int64_t> late_records_{0};
+  std::chrono::milliseconds flush_interval_{100};
+  bool debug_ = false;
+  std::atomic<int64_t> dropped_records_{0};
+  int64_t pid_ = 0;
+  sem_t signal_flush_request_{};
+  sem_t signal_flush_done_{};
+  volatile sig_atomic_t fatal_signal_ = 0;
+};
+
+}  // namespace gpuscope::collector

@@ -1,0 +1,150 @@
+#include "collector/launcher.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "formats/trace_merge.h"
+
+namespace gpuscope::collector {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<pid_t> g_child{0};
+
+// Signals sent to gpuscope by another process (kill, timeout, a job scheduler) are passed to the program.
+// Those the kernel sends on behalf of the terminal (Ctrl-C, Ctrl-\) are not: the program, in the same
+// foreground process group, already received its own.
+void forwardSignal(int sig, siginfo_t* info, void*) {
+  const pid_t child = g_child.load();
+  if (child > 0 && info && info->si_code <= 0) kill(child, sig);
+}
+
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+void installForwarding() {
+  struct sigaction action {};
+  action.sa_sigaction = forwardSignal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  for (int sig : kForwardedSignals) sigaction(sig, &action, nullptr);
+}
+
+void restoreDefaults() {
+  for (int sig : kForwardedSignals) signal(sig, SIG_DFL);
+}
+
+[[noreturn]] void execProgram(const RecordOptions& options, const std::string& collector, const std::string& parts) {
+  restoreDefaults();
+  setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
+  setenv("NVTX_INJECTION64_PATH", collector.c_str(), 1);
+  setenv("GPUSCOPE_OUTPUT_DIR", parts.c_str(), 1);
+  setenv("GPUSCOPE_TRACE", options.trace.c_str(), 1);
+  std::vector<char*> argv;
+  for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  const int err = errno;
+  std::fprintf(stderr, "gpuscope record: cannot run '%s': %s\n", argv[0], std::strerror(err));
+  _exit(err == ENOENT ? 127 : 126);  // the shell's codes for "not found" and "not executable"
+}
+
+int waitFor(pid_t child) {
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return 0;
+  }
+  return status;
+}
+
+std::vector<std::string> partsIn(const std::string& dir) {
+  std::vector<std::string> parts;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".gpuscope") parts.push_back(entry.path().string());
+  }
+  std::sort(parts.begin(), parts.end());
+  return parts;
+}
+
+Result<std::string> makePartsDir(const std::string& output) {
+  std::string pattern = output + ".parts-XXXXXX";
+  if (!mkdtemp(pattern.data())) {
+    return Status(ErrorKind::kIo, output + ": cannot create a folder beside it: " + std::strerror(errno));
+  }
+  return fs::absolute(pattern).string();
+}
+
+}  // namespace
+
+std::string defaultCollectorPath() {
+  if (const char* path = std::getenv("GPUSCOPE_COLLECTOR"); path && *path) return path;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return (exe.parent_path().parent_path() / "lib" / "libgpuscope_collector.so").string();
+}
+
+int exitCodeOf(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+void exitLike(int wait_status) {
+  if (WIFSIGNALED(wait_status)) {
+    const int sig = WTERMSIG(wait_status);
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+  std::exit(exitCodeOf(wait_status));
+}
+
+Result<RecordOutcome> recordProgram(const RecordOptions& options) {
+  if (options.command.empty()) return Status(ErrorKind::kUsage, "no program to record (give it after --)");
+  std::error_code ec;
+  if (fs::exists(options.output, ec) && !options.overwrite) {
+    return Status(ErrorKind::kUsage, options.output + ": already exists (use --force to overwrite)");
+  }
+  const std::string collector = options.collector_path.empty() ? defaultCollectorPath() : options.collector_path;
+  if (!fs::exists(collector, ec)) {
+    return Status(ErrorKind::kNotFound, collector +
+                                            ": the collector library is missing (was gpuscope built "
+                                            "without the CUDA toolkit?)");
+  }
+  Result<std::string> parts = makePartsDir(options.output);
+  if (!parts) return parts.status();
+
+  installForwarding();
+  const pid_t child = fork();
+  if (child < 0) return Status(ErrorKind::kIo, std::string("cannot start the program: ") + std::strerror(errno));
+  if (child == 0) execProgram(options, fs::absolute(collector).string(), *parts);
+  g_child = child;
+  RecordOutcome outcome;
+  outcome.wait_status = waitFor(child);
+  g_child = 0;
+  restoreDefaults();
+
+  const std::vector<std::string> files = partsIn(*parts);
+  outcome.processes = static_cast<int>(files.size());
+  if (files.empty()) {
+    outcome.problem = "no process of the program used CUDA, so there is nothing to record";
+  } else if (Status merged = mergeTraces(files, options.output, {.overwrite = options.overwrite}); !merged) {
+    outcome.problem = merged.message() + "; the per-process traces are kept in " + *parts;
+    return outcome;
+  } else {
+    outcome.trace_written = true;
+  }
+  fs::remove_all(*parts, ec);
+  return outcome;
+}
+
+}  // namespace gpuscope::collector

@@ -1,0 +1,40 @@
+// `gpuscope record`: runs a program with the collector injected into it (and into every process it starts),
+// forwards signals to it, waits for it, and merges the per-process traces into one. Needs no GPU itself.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "formats/status.h"
+
+namespace gpuscope::collector {
+
+struct RecordOptions {
+  std::vector<std::string> command;  // the program and its arguments
+  std::string output;                // the trace to write
+  bool overwrite = false;
+  std::string trace = "cuda,api,nvtx,memory";
+  std::string collector_path;  // libgpuscope_collector.so; empty: found next to the running gpuscope
+};
+
+struct RecordOutcome {
+  int wait_status = 0;  // the program's status as waitpid() reported it
+  int processes = 0;    // processes that wrote a trace
+  bool trace_written = false;
+  std::string problem;  // why no trace was written, when none was
+};
+
+// Runs the program to its end. Fails (without running it) if the output exists and may not be
+// replaced or the collector cannot be found; a failed merge keeps the per-process files and says where.
+Result<RecordOutcome> recordProgram(const RecordOptions& options);
+
+// The exit code a shell would report for a wait status: the code itself, or 128 + the signal.
+int exitCodeOf(int wait_status);
+
+// Ends this process the way the program ended: the same exit code, or the same signal.
+[[noreturn]] void exitLike(int wait_status);
+
+// libgpuscope_collector.so beside the running executable (<bin>/../lib/), or $GPUSCOPE_COLLECTOR.
+std::string defaultCollectorPath();
+
+}  // namespace gpuscope::collector

@@ -1,0 +1,113 @@
+#include "formats/trace_merge.h"
+
+#include <unordered_map>
+
+#include "formats/trace_reader.h"
+#include "formats/trace_writer.h"
+
+namespace gpuscope {
+
+namespace {
+
+using namespace schema;
+
+// Old id → new id for one input file.
+struct IdMaps {
+  std::vector<StringId> strings;  // by old string id
+  std::unordered_map<int64_t, int64_t> sessions;
+  std::unordered_map<int64_t, int64_t> configs;
+
+  StringId string(StringId old) const {
+    return old.id > 0 && static_cast<size_t>(old.id) < strings.size() ? strings[static_cast<size_t>(old.id)]
+                                                                      : StringId{};
+  }
+  static int64_t lookup(const std::unordered_map<int64_t, int64_t>& map, int64_t old) {
+    auto it = map.find(old);
+    return it != map.end() ? it->second : old;
+  }
+};
+
+// Rewrites every column of row that refers to a string, a session or a kernel configuration.
+template <typename Row>
+void remap(Row& row, const IdMaps& maps) {
+  forEachColumn(tableOf<Row>(), [&](const auto& c) {
+    auto& v = row.*(c.member);
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, StringId>) {
+      v = maps.string(v);
+    } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, std::optional<int64_t>>) {
+      const auto* map = c.references == "session"         ? &maps.sessions
+                        : c.references == "kernel_config" ? &maps.configs
+                                                          : nullptr;
+      if (!map) return;
+      if constexpr (std::is_same_v<T, int64_t>) {
+        v = IdMaps::lookup(*map, v);
+      } else if (v) {
+        v = IdMaps::lookup(*map, *v);
+      }
+    }
+  });
+}
+
+Status copyStringsSessionsAndConfigs(TraceReader& in, TraceWriter& out, IdMaps& maps, int64_t& next_session) {
+  Result<std::vector<std::string>> strings = in.loadStrings();
+  if (!strings) return strings.status();
+  maps.strings.resize(strings->size());
+  for (size_t i = 1; i < strings->size(); ++i) maps.strings[i] = out.intern((*strings)[i]);
+  Result<std::vector<SessionRow>> sessions = in.readAll<SessionRow>();
+  if (!sessions) return sessions.status();
+  for (SessionRow s : *sessions) {
+    maps.sessions[s.id] = next_session;
+    s.id = next_session++;
+    GPUSCOPE_RETURN_IF_ERROR(out.append(s));
+  }
+  return in.forEach<KernelConfigRow>([&](const KernelConfigRow& config) {
+    KernelConfigRow c = config;
+    remap(c, maps);
+    maps.configs[config.id] = out.intern(c);
+    return true;
+  });
+}
+
+template <typename Row>
+Status copyTable(TraceReader& in, TraceWriter& out, const IdMaps& maps) {
+  Status written;
+  Status read = in.forEach<Row>([&](const Row& original) {
+    Row row = original;
+    remap(row, maps);
+    written = out.append(row);
+    return written.isOk();
+  });
+  return read.isOk() ? written : read;
+}
+
+Status mergeOne(const std::string& path, TraceWriter& out, int64_t& next_session) {
+  Result<TraceReader> in = TraceReader::open(path);
+  if (!in) return in.status();
+  IdMaps maps;
+  GPUSCOPE_RETURN_IF_ERROR(copyStringsSessionsAndConfigs(*in, out, maps, next_session));
+  Status status;
+  forEachRowType([&](auto row) {
+    using Row = decltype(row);
+    if constexpr (!std::is_same_v<Row, StringRow> && !std::is_same_v<Row, SessionRow> &&
+                  !std::is_same_v<Row, KernelConfigRow> && !std::is_same_v<Row, TraceInfoRow>) {
+      if (status) status = copyTable<Row>(*in, out, maps);
+    }
+  });
+  if (status) status = out.append(TraceInfoRow{"merged_from", path});
+  return status;
+}
+
+}  // namespace
+
+Status mergeTraces(const std::vector<std::string>& inputs, const std::string& output, const MergeOptions& options) {
+  if (inputs.empty()) return Status(ErrorKind::kUsage, "nothing to merge: no input traces");
+  Result<TraceWriter> out = TraceWriter::create(output, {.atomic = true, .overwrite = options.overwrite});
+  if (!out) return out.status();
+  int64_t next_session = 1;
+  for (const std::string& input : inputs) GPUSCOPE_RETURN_IF_ERROR(mergeOne(input, *out, next_session));
+  GPUSCOPE_RETURN_IF_ERROR(out->append(TraceInfoRow{"created_by", "gpuscope merge"}));
+  return out->finish();
+}
+
+}  // namespace gpuscope

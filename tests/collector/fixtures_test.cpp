@@ -1,0 +1,77 @@
+// The fixture traces recorded on an H100 (tests/fixtures/README.md) hold what their programs did; every
+// later CPU test of the analyzer, advisor and GUI builds on them, so their contents are pinned here.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "formats/chrome_export.h"
+#include "tests/support/sample_trace.h"
+
+namespace gpuscope {
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(GPUSCOPE_SOURCE_DIR) + "/tests/fixtures/" + name; }
+
+int64_t query(const std::string& name, const std::string& sql) {
+  Result<TraceReader> r = TraceReader::open(fixture(name));
+  EXPECT_TRUE(r) << (r ? "" : r.status().message());
+  if (!r) return -1;
+  Result<int64_t> v = r->database().queryInt(sql);
+  EXPECT_TRUE(v) << sql;
+  return v ? *v : -1;
+}
+
+const char* const kFixtures[] = {"elementwise_chain.gpuscope", "launch_bound.gpuscope", "pageable_sync.gpuscope",
+                                 "memory_leak.gpuscope",       "multi_stream.gpuscope", "graph_replay.gpuscope",
+                                 "nvtx_training.gpuscope",     "pytorch_launch_loop.gpuscope",
+                                 "pytorch_gpt2_step.gpuscope"};
+
+TEST(Fixtures, EachWasRecordedOnAnH100AndExportsAsValidJson) {
+  for (const char* name : kFixtures) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(query(name, "SELECT count(*) FROM device WHERE name LIKE 'NVIDIA H100%' AND compute_major = 9"), 1);
+    EXPECT_EQ(query(name, "SELECT count(*) FROM session WHERE end_ns > start_ns"), 1);
+    // Every kernel's launch was recorded: the flows of the export can all be drawn.
+    EXPECT_EQ(query(name, "SELECT count(*) FROM kernel k LEFT JOIN api_call a USING (session_id, correlation_id) "
+                          "WHERE a.id IS NULL"),
+              0);
+    EXPECT_EQ(query(name, "SELECT count(*) FROM data_quality WHERE severity >= 1"), 0);
+    Result<TraceReader> reader = TraceReader::open(fixture(name));
+    ASSERT_TRUE(reader);
+    JsonWriter json;
+    ASSERT_TRUE(writeChromeTrace(*reader, json));
+    EXPECT_TRUE(nlohmann::json::accept(json.text()));
+  }
+}
+
+TEST(Fixtures, CudaSamplesHoldWhatTheyDid) {
+  for (const char* k : {"scale", "add_bias", "relu", "multiply"}) {
+    EXPECT_EQ(query("elementwise_chain.gpuscope",
+                    std::string("SELECT count(*) FROM kernel_view WHERE name_text LIKE '") + k + "(%'"),
+              50)
+        << k;
+  }
+  EXPECT_EQ(query("launch_bound.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text = 'tiny(float*)'"), 20000);
+  EXPECT_EQ(query("pageable_sync.gpuscope", "SELECT count(*) FROM memcpy WHERE copy_kind = 1 AND src_kind = 1"), 40);
+  EXPECT_EQ(query("memory_leak.gpuscope", "SELECT count(*) FROM memory_event WHERE op = 1 AND bytes = 8388608"), 64);
+  EXPECT_EQ(query("multi_stream.gpuscope", "SELECT count(DISTINCT stream_id) FROM kernel"), 4);
+  EXPECT_EQ(query("graph_replay.gpuscope", "SELECT count(*) FROM kernel WHERE graph_id IS NOT NULL"), 600);
+  EXPECT_EQ(query("nvtx_training.gpuscope", "SELECT count(*) FROM nvtx_view WHERE name_text = 'backward'"), 20);
+  // Each forward range lies inside its step range, on the same thread.
+  EXPECT_EQ(query("nvtx_training.gpuscope",
+                  "SELECT count(*) FROM nvtx_view f JOIN nvtx_view s ON s.name_text LIKE 'step %' AND "
+                  "s.thread_id = f.thread_id AND s.start_ns <= f.start_ns AND f.end_ns <= s.end_ns "
+                  "WHERE f.name_text = 'forward'"),
+            20);
+}
+
+TEST(Fixtures, PyTorchRunsCarryPyTorchAndLibraryKernels) {
+  EXPECT_EQ(query("pytorch_launch_loop.gpuscope", "SELECT count(*) FROM kernel"), 8001);
+  EXPECT_GT(query("pytorch_gpt2_step.gpuscope",
+                  "SELECT count(*) FROM kernel_view WHERE name_text LIKE '%layer_norm%'"), 0);
+  EXPECT_GT(query("pytorch_gpt2_step.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text LIKE 'nvjet%'"), 0);
+  EXPECT_GT(query("pytorch_gpt2_step.gpuscope", "SELECT count(*) FROM memory_event WHERE memory_kind = 3"), 0);
+}
+
+}  // namespace
+}  // namespace gpuscope

@@ -1,0 +1,116 @@
+// `gpuscope record` around ordinary (non-CUDA) programs: the program's output, exit status and signals
+// pass through unchanged.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "tests/support/sample_trace.h"
+
+extern char** environ;
+
+namespace gpuscope {
+namespace {
+
+using testing::TempDir;
+
+struct Finished {
+  int wait_status;
+  std::string out;
+  std::string err;
+};
+
+// Starts gpuscope with args, stdout and stderr to files; on_started(pid) runs while it is running.
+Finished runGpuscope(const std::vector<std::string>& args, const TempDir& dir,
+                     const std::function<void(pid_t)>& on_started = {}) {
+  std::vector<std::string> all = {testing::gpuscopeBinary()};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, 1, dir.path("out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&files, 2, dir.path("err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  EXPECT_EQ(posix_spawn(&pid, argv[0], &files, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&files);
+  if (on_started) on_started(pid);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return {status, testing::readFile(dir.path("out")), testing::readFile(dir.path("err"))};
+}
+
+TEST(Launcher, OutputAndExitCodePassThrough) {
+  TempDir dir;
+  Finished f =
+      runGpuscope({"record", "-o", dir.path("t.gpuscope"), "--", "sh", "-c", "echo out; echo err >&2; exit 3"}, dir);
+  ASSERT_TRUE(WIFEXITED(f.wait_status));
+  EXPECT_EQ(WEXITSTATUS(f.wait_status), 3);
+  EXPECT_EQ(f.out, "out\n");
+  EXPECT_EQ(f.err.rfind("err\n", 0), 0u) << f.err;
+  EXPECT_NE(f.err.find("no process of the program used CUDA"), std::string::npos) << f.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path("t.gpuscope")));
+  size_t leftovers = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.dir())) ++leftovers;
+  EXPECT_EQ(leftovers, 2u) << "only out and err: the per-process folder is removed";
+}
+
+TEST(Launcher, ProgramKilledBySignalEndsGpuscopeTheSameWay) {
+  TempDir dir;
+  Finished f = runGpuscope({"record", "-o", dir.path("t.gpuscope"), "--", "sh", "-c", "kill -TERM $$"}, dir);
+  ASSERT_TRUE(WIFSIGNALED(f.wait_status));
+  EXPECT_EQ(WTERMSIG(f.wait_status), SIGTERM);
+}
+
+TEST(Launcher, SignalsSentToGpuscopeReachTheProgram) {
+  TempDir dir;
+  const std::string ready = dir.path("ready");
+  const std::string script = "trap 'echo got TERM; exit 7' TERM; touch " + ready + "; while :; do sleep 0.05; done";
+  Finished f = runGpuscope({"record", "-o", dir.path("t.gpuscope"), "--", "sh", "-c", script}, dir, [&](pid_t pid) {
+    for (int i = 0; i < 200 && !std::filesystem::exists(ready); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    kill(pid, SIGTERM);
+  });
+  ASSERT_TRUE(WIFEXITED(f.wait_status)) << f.err;
+  EXPECT_EQ(WEXITSTATUS(f.wait_status), 7);
+  EXPECT_EQ(f.out, "got TERM\n");
+}
+
+TEST(Launcher, MissingProgramIsReportedWithTheShellsCode) {
+  TempDir dir;
+  Finished f = runGpuscope({"record", "-o", dir.path("t.gpuscope"), "--", "/no/such/program"}, dir);
+  ASSERT_TRUE(WIFEXITED(f.wait_status));
+  EXPECT_EQ(WEXITSTATUS(f.wait_status), 127);
+  EXPECT_NE(f.err.find("cannot run '/no/such/program'"), std::string::npos) << f.err;
+}
+
+TEST(Launcher, ExistingOutputIsKeptAndTheProgramNotRun) {
+  TempDir dir;
+  testing::writeFile(dir.path("t.gpuscope"), "precious");
+  Finished f = runGpuscope({"record", "-o", dir.path("t.gpuscope"), "--", "sh", "-c", "echo ran"}, dir);
+  ASSERT_TRUE(WIFEXITED(f.wait_status));
+  EXPECT_EQ(WEXITSTATUS(f.wait_status), 2);
+  EXPECT_EQ(f.out, "");
+  EXPECT_NE(f.err.find("--force"), std::string::npos);
+  EXPECT_EQ(testing::readFile(dir.path("t.gpuscope")), "precious");
+}
+
+TEST(Launcher, ProgramMustFollowTheSeparator) {
+  TempDir dir;
+  Finished f = runGpuscope({"record", "-o", dir.path("t.gpuscope")}, dir);
+  ASSERT_TRUE(WIFEXITED(f.wait_status));
+  EXPECT_EQ(WEXITSTATUS(f.wait_status), 2);
+  EXPECT_NE(f.err.find("after --"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuscope

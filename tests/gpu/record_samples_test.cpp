@@ -1,0 +1,117 @@
+// Records each sample program on a real GPU with `gpuscope record` and checks the trace against what the
+// sample knows it did. Skipped, with a message, where there is no GPU.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include "formats/trace_reader.h"
+#include "tests/support/sample_trace.h"
+
+namespace gpuscope {
+namespace {
+
+using testing::TempDir;
+
+bool haveGpu() { return std::system("nvidia-smi -L >/dev/null 2>&1") == 0; }
+
+class RecordSample : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!haveGpu()) GTEST_SKIP() << "no NVIDIA GPU here (nvidia-smi -L failed): GPU tests skipped";
+  }
+
+  // Records build/bin/sample_NAME; returns the open trace. The sample's own self-check must pass.
+  TraceReader record(const std::string& name, const std::string& extra_env = "") {
+    const std::string trace = dir_.path(name + ".gpuscope");
+    const std::string cmd = extra_env + " " + testing::gpuscopeBinary() + " record -o " + trace + " -- " +
+                            testing::binDir() + "/sample_" + name + " >" + dir_.path("out") + " 2>" + dir_.path("err");
+    const int status = std::system(cmd.c_str());
+    out_ = testing::readFile(dir_.path("out"));
+    err_ = testing::readFile(dir_.path("err"));
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << err_;
+    EXPECT_NE(out_.find("self-check passed"), std::string::npos) << out_ << err_;
+    Result<TraceReader> reader = TraceReader::open(trace);
+    EXPECT_TRUE(reader) << (reader ? "" : reader.status().message()) << "\n" << err_;
+    return std::move(*reader);
+  }
+
+  static int64_t query(TraceReader& r, const std::string& sql) {
+    Result<int64_t> v = r.database().queryInt(sql);
+    EXPECT_TRUE(v) << sql << ": " << (v ? "" : v.status().message());
+    return v ? *v : -1;
+  }
+
+  TempDir dir_;
+  std::string out_, err_;
+};
+
+TEST_F(RecordSample, ElementwiseChain) {
+  TraceReader r = record("elementwise_chain");
+  for (const char* k : {"scale", "add_bias", "relu", "multiply"}) {
+    EXPECT_EQ(query(r, std::string("SELECT count(*) FROM kernel_view WHERE name_text LIKE '") + k + "(%'"), 50) << k;
+  }
+  EXPECT_EQ(query(r, "SELECT count(*) FROM memcpy WHERE copy_kind = 1 AND bytes = 67108864"), 50);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM device WHERE sm_count > 0"), 1);
+  EXPECT_EQ(query(r,
+                  "SELECT count(*) FROM kernel k LEFT JOIN api_call a USING (session_id, correlation_id) "
+                  "WHERE a.id IS NULL"),
+            0)
+      << "every kernel has its launch";
+  EXPECT_NE(err_.find("gpuscope: wrote"), std::string::npos) << err_;
+}
+
+TEST_F(RecordSample, LaunchBound) {
+  TraceReader r = record("launch_bound");
+  EXPECT_EQ(query(r, "SELECT count(*) FROM kernel_view WHERE name_text LIKE 'tiny(%'"), 20000);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM data_quality WHERE code = 'dropped_records'"), 0);
+}
+
+TEST_F(RecordSample, PageableSync) {
+  TraceReader r = record("pageable_sync");
+  EXPECT_EQ(query(r, "SELECT count(*) FROM memcpy WHERE copy_kind = 1 AND src_kind = 1"), 40);  // HtoD, pageable
+  EXPECT_GE(query(r, "SELECT count(*) FROM sync WHERE kind = 4"), 40);                          // context syncs
+}
+
+TEST_F(RecordSample, MemoryLeak) {
+  TraceReader r = record("memory_leak");
+  EXPECT_EQ(query(r, "SELECT count(*) FROM memory_event WHERE op = 1 AND memory_kind = 3 AND bytes = 8388608"), 64);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM memory_event WHERE op = 2 AND memory_kind = 3 AND bytes = 8388608"), 64);
+}
+
+TEST_F(RecordSample, MultiStreamOverlaps) {
+  TraceReader r = record("multi_stream");
+  EXPECT_EQ(query(r, "SELECT count(DISTINCT stream_id) FROM kernel"), 4);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM memcpy WHERE src_kind = 2 OR dst_kind = 2"), 64);  // pinned
+  EXPECT_GT(query(r,
+                  "SELECT count(*) FROM kernel k JOIN memcpy m ON m.stream_id != k.stream_id "
+                  "AND m.start_ns < k.end_ns AND k.start_ns < m.end_ns"),
+            0)
+      << "copies overlap kernels";
+}
+
+TEST_F(RecordSample, GraphReplayKernelsCarryTheGraph) {
+  TraceReader r = record("graph_replay");
+  EXPECT_EQ(query(r, "SELECT count(*) FROM kernel WHERE graph_id IS NOT NULL"), 600);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM api_call_view WHERE name_text LIKE 'cudaGraphLaunch%'"), 200);
+}
+
+TEST_F(RecordSample, NvtxTrainingRangesAndAllocations) {
+  TraceReader r = record("nvtx_training");
+  EXPECT_EQ(query(r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'forward'"), 20);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'optimizer'"), 20);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM nvtx_view WHERE name_text LIKE 'step %'"), 20);
+  // parameters 4 + input, target (6 large) + loss, per step 4 activations + 1 gradient, 4 grads, 8 moments.
+  EXPECT_EQ(query(r, "SELECT count(*) FROM memory_event WHERE op = 1 AND bytes = 4194304"), 6 + 20 * 5 + 4 + 8);
+}
+
+TEST_F(RecordSample, DisableSwitchLeavesTheProgramAlone) {
+  const std::string trace = dir_.path("off.gpuscope");
+  const std::string cmd = "GPUSCOPE_DISABLE=1 " + testing::gpuscopeBinary() + " record -o " + trace + " -- " +
+                          testing::binDir() + "/sample_launch_bound >" + dir_.path("out") + " 2>" + dir_.path("err");
+  const int status = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_NE(testing::readFile(dir_.path("out")).find("self-check passed"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(trace));
+}
+
+}  // namespace
+}  // namespace gpuscope
