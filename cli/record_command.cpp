@@ -1,5 +1,6 @@
 // gpuscope record: profile a program, then say what was recorded. Exits with the program's own status.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "cli/command.h"
@@ -14,9 +15,24 @@ constexpr OptionSpec kOptions[] = {
     {"output", 'o', "FILE", "trace file to write (default: gpuscope-PROGRAM.gpuscope)"},
     {"trace", 0, "LIST",
      "what to record, comma-separated: cuda (GPU work), api (CUDA calls), nvtx, memory (default: all)"},
+    {"delay", 0, "SECONDS", "keep only events from SECONDS after the program starts"},
+    {"duration", 0, "SECONDS", "keep only events for SECONDS (after --delay)"},
+    {"capture-range", 0, "NAME", "keep only events inside NVTX ranges named NAME"},
     {"force", 'f', "", "overwrite the output file if it exists"},
     {"quiet", 'q', "", "no summary after the program ends"},
 };
+
+// A non-negative number of seconds, or a usage error naming the option.
+Result<double> seconds(const ParsedArgs& args, const char* option) {
+  const auto text = args.get(option);
+  if (!text) return 0.0;
+  char* end = nullptr;
+  const double value = std::strtod(text->c_str(), &end);
+  if (text->empty() || *end != '\0' || !(value >= 0) || value > 1e7) {
+    return Status(ErrorKind::kUsage, "--" + std::string(option) + " needs a number of seconds, not '" + *text + "'");
+  }
+  return value;
+}
 
 std::string defaultOutput(const std::string& program) {
   return "gpuscope-" + std::filesystem::path(program).filename().string() + ".gpuscope";
@@ -32,6 +48,13 @@ int runRecord(const ParsedArgs& args) {
   options.output = args.get("output").value_or(defaultOutput(options.command.front()));
   options.overwrite = args.has("force");
   if (auto trace = args.get("trace")) options.trace = *trace;
+  Result<double> delay = seconds(args, "delay");
+  Result<double> duration = seconds(args, "duration");
+  if (!delay) return reportError("record", delay.status());
+  if (!duration) return reportError("record", duration.status());
+  options.delay_s = *delay;
+  options.duration_s = *duration;
+  options.capture_range = args.get("capture-range").value_or("");
   Result<collector::RecordOutcome> outcome = collector::recordProgram(options);
   if (!outcome) return reportError("record", outcome.status());
   if (!outcome->trace_written) {
@@ -59,8 +82,9 @@ const Command& recordCommand() {
       "Runs PROGRAM with the gpuscope collector injected through CUDA_INJECTION64_PATH (and NVTX through\n"
       "NVTX_INJECTION64_PATH) and writes one trace for the run: kernels, copies, memsets, API calls,\n"
       "synchronisation, allocations and NVTX ranges of every process that uses CUDA. Signals sent to gpuscope\n"
-      "are passed to the program; gpuscope exits with the program's status. GPUSCOPE_DISABLE=1 in the\n"
-      "environment turns the collector off.",
+      "are passed to the program; gpuscope exits with the program's status. --delay, --duration and\n"
+      "--capture-range narrow what the trace keeps (the collector records throughout, so they do not lower\n"
+      "its overhead). GPUSCOPE_DISABLE=1 in the environment turns the collector off.",
       kOptions,
       runRecord};
   return command;

@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 #include "formats/trace_merge.h"
@@ -76,6 +79,48 @@ std::vector<std::string> partsIn(const std::string& dir) {
   return parts;
 }
 
+int64_t realtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string secondsText(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", s);
+  return text;
+}
+
+// The merge options that narrow the recording as asked (CUPTI's clock is CLOCK_REALTIME, as start_ns is).
+Result<MergeOptions> windowsFor(const RecordOptions& options, const std::vector<std::string>& parts, int64_t start_ns) {
+  MergeOptions merge{.overwrite = options.overwrite};
+  const bool timed = options.delay_s > 0 || options.duration_s > 0;
+  const TimeWindow span{start_ns + static_cast<int64_t>(options.delay_s * 1e9),
+                        options.duration_s > 0
+                            ? start_ns + static_cast<int64_t>((options.delay_s + options.duration_s) * 1e9)
+                            : INT64_MAX};
+  if (timed) {
+    merge.windows = {span};
+    merge.window_note = "only events from " + secondsText(options.delay_s) + " after the start" +
+                        (options.duration_s > 0 ? " for " + secondsText(options.duration_s) : "") + " were kept";
+  }
+  if (options.capture_range.empty()) return merge;
+  Result<std::vector<TimeWindow>> ranges = nvtxRangeWindows(parts, options.capture_range);
+  if (!ranges) return ranges.status();
+  merge.windows.clear();
+  for (const TimeWindow& r : *ranges) {
+    const TimeWindow w{std::max(r.start_ns, span.start_ns), std::min(r.end_ns, span.end_ns)};
+    if (!timed || w.start_ns <= w.end_ns) merge.windows.push_back(timed ? w : r);
+  }
+  if (merge.windows.empty()) {
+    return Status(ErrorKind::kEmpty, "no NVTX range named '" + options.capture_range + "' was recorded" +
+                                         (timed ? " inside the --delay/--duration window" : ""));
+  }
+  merge.window_note = "only events inside the " + std::to_string(merge.windows.size()) + " NVTX ranges named '" +
+                      options.capture_range + "' were kept" + (timed ? ", within the --delay/--duration window" : "");
+  return merge;
+}
+
 Result<std::string> makePartsDir(const std::string& output) {
   std::string pattern = output + ".parts-XXXXXX";
   if (!mkdtemp(pattern.data())) {
@@ -124,6 +169,7 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
   if (!parts) return parts.status();
 
   installForwarding();
+  const int64_t start_ns = realtimeNs();
   const pid_t child = fork();
   if (child < 0) return Status(ErrorKind::kIo, std::string("cannot start the program: ") + std::strerror(errno));
   if (child == 0) execProgram(options, fs::absolute(collector).string(), *parts);
@@ -137,12 +183,16 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
   outcome.processes = static_cast<int>(files.size());
   if (files.empty()) {
     outcome.problem = "no process of the program used CUDA, so there is nothing to record";
-  } else if (Status merged = mergeTraces(files, options.output, {.overwrite = options.overwrite}); !merged) {
+    fs::remove_all(*parts, ec);
+    return outcome;
+  }
+  Result<MergeOptions> merge = windowsFor(options, files, start_ns);
+  Status merged = merge ? mergeTraces(files, options.output, *merge) : merge.status();
+  if (!merged) {
     outcome.problem = merged.message() + "; the per-process traces are kept in " + *parts;
     return outcome;
-  } else {
-    outcome.trace_written = true;
   }
+  outcome.trace_written = true;
   fs::remove_all(*parts, ec);
   return outcome;
 }

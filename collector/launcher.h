@@ -2,6 +2,7 @@
 // forwards signals to it, waits for it, and merges the per-process traces into one. Needs no GPU itself.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,11 @@ struct RecordOptions {
   bool overwrite = false;
   std::string trace = "cuda,api,nvtx,memory";
   std::string collector_path;  // libgpuscope_collector.so; empty: found next to the running gpuscope
+  // Keep only events from delay_s after the start, for duration_s, and/or inside NVTX ranges named
+  // capture_range. The collector records throughout; events outside are left out when the traces merge.
+  double delay_s = 0;
+  double duration_s = 0;  // 0: to the end
+  std::string capture_range;
 };
 
 struct RecordOutcome {

@@ -1,6 +1,8 @@
 #include "formats/trace_merge.h"
 
+#include <concepts>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "formats/trace_reader.h"
 #include "formats/trace_writer.h"
@@ -69,10 +71,50 @@ Status copyStringsSessionsAndConfigs(TraceReader& in, TraceWriter& out, IdMaps& 
   });
 }
 
+// What a window keeps of one input: events overlapping it, and GPU work launched by an API call inside it
+// (a kernel often runs after the NVTX range that launched it has closed).
+struct WindowFilter {
+  const std::vector<TimeWindow>& windows;
+  std::unordered_set<int64_t> launched;  // correlation ids of API calls inside a window
+
+  bool overlaps(int64_t start, int64_t end) const {
+    for (const TimeWindow& w : windows) {
+      if (start <= w.end_ns && end >= w.start_ns) return true;
+    }
+    return false;
+  }
+};
+
+// Whether an event row passes the filter; rows that are not events always pass.
 template <typename Row>
-Status copyTable(TraceReader& in, TraceWriter& out, const IdMaps& maps) {
+bool inWindows(const Row& row, const WindowFilter& filter) {
+  if (filter.windows.empty()) return true;
+  if constexpr (requires {
+                  { row.correlation_id } -> std::same_as<const int64_t&>;
+                }) {
+    if (filter.launched.contains(row.correlation_id)) return true;
+  }
+  int64_t start = 0, end = 0;
+  if constexpr (requires {
+                  row.start_ns;
+                  row.end_ns;
+                }) {
+    start = row.start_ns, end = row.end_ns;
+  } else if constexpr (requires {
+                         { row.timestamp_ns } -> std::same_as<const int64_t&>;
+                       }) {
+    start = end = row.timestamp_ns;  // allocations, frees, pool events (data_quality's is optional: kept)
+  } else {
+    return true;
+  }
+  return filter.overlaps(start, end);
+}
+
+template <typename Row>
+Status copyTable(TraceReader& in, TraceWriter& out, const IdMaps& maps, const WindowFilter& filter) {
   Status written;
   Status read = in.forEach<Row>([&](const Row& original) {
+    if (!inWindows(original, filter)) return true;
     Row row = original;
     remap(row, maps);
     written = out.append(row);
@@ -81,17 +123,24 @@ Status copyTable(TraceReader& in, TraceWriter& out, const IdMaps& maps) {
   return read.isOk() ? written : read;
 }
 
-Status mergeOne(const std::string& path, TraceWriter& out, int64_t& next_session) {
+Status mergeOne(const std::string& path, TraceWriter& out, int64_t& next_session, const MergeOptions& options) {
   Result<TraceReader> in = TraceReader::open(path);
   if (!in) return in.status();
   IdMaps maps;
   GPUSCOPE_RETURN_IF_ERROR(copyStringsSessionsAndConfigs(*in, out, maps, next_session));
+  WindowFilter filter{options.windows, {}};
   Status status;
+  if (!options.windows.empty()) {
+    status = in->forEach<ApiCallRow>([&](const ApiCallRow& call) {
+      if (filter.overlaps(call.start_ns, call.end_ns)) filter.launched.insert(call.correlation_id);
+      return true;
+    });
+  }
   forEachRowType([&](auto row) {
     using Row = decltype(row);
     if constexpr (!std::is_same_v<Row, StringRow> && !std::is_same_v<Row, SessionRow> &&
                   !std::is_same_v<Row, KernelConfigRow> && !std::is_same_v<Row, TraceInfoRow>) {
-      if (status) status = copyTable<Row>(*in, out, maps);
+      if (status) status = copyTable<Row>(*in, out, maps, filter);
     }
   });
   if (status) status = out.append(TraceInfoRow{"merged_from", path});
@@ -100,12 +149,36 @@ Status mergeOne(const std::string& path, TraceWriter& out, int64_t& next_session
 
 }  // namespace
 
+Result<std::vector<TimeWindow>> nvtxRangeWindows(const std::vector<std::string>& traces, const std::string& name) {
+  std::vector<TimeWindow> windows;
+  for (const std::string& path : traces) {
+    Result<TraceReader> in = TraceReader::open(path);
+    if (!in) return in.status();
+    Result<sqlite::Statement> stmt = in->database().prepare(
+        "SELECT n.start_ns, n.end_ns FROM nvtx n JOIN string s ON s.id = n.name WHERE n.kind = 1 AND s.value = ?");
+    if (!stmt) return stmt.status();
+    stmt->bindText(1, name);
+    while (true) {
+      Result<bool> row = stmt->step();
+      if (!row) return row.status();
+      if (!*row) break;
+      windows.push_back({stmt->columnInt(0), stmt->columnInt(1)});
+    }
+  }
+  return windows;
+}
+
 Status mergeTraces(const std::vector<std::string>& inputs, const std::string& output, const MergeOptions& options) {
   if (inputs.empty()) return Status(ErrorKind::kUsage, "nothing to merge: no input traces");
   Result<TraceWriter> out = TraceWriter::create(output, {.atomic = true, .overwrite = options.overwrite});
   if (!out) return out.status();
   int64_t next_session = 1;
-  for (const std::string& input : inputs) GPUSCOPE_RETURN_IF_ERROR(mergeOne(input, *out, next_session));
+  for (const std::string& input : inputs) GPUSCOPE_RETURN_IF_ERROR(mergeOne(input, *out, next_session, options));
+  if (!options.windows.empty()) {
+    GPUSCOPE_RETURN_IF_ERROR(
+        out->append(DataQualityRow{std::nullopt, Severity::kInfo, "recording_window",
+                                   static_cast<int64_t>(options.windows.size()), options.window_note, std::nullopt}));
+  }
   GPUSCOPE_RETURN_IF_ERROR(out->append(TraceInfoRow{"created_by", "gpuscope merge"}));
   return out->finish();
 }

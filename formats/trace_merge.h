@@ -2,6 +2,7 @@
 // strings and kernel configurations re-interned, and every reference rewritten to match.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,9 +10,22 @@
 
 namespace gpuscope {
 
+// A span of the trace clock (ns) whose events are kept.
+struct TimeWindow {
+  int64_t start_ns;
+  int64_t end_ns;
+};
+
 struct MergeOptions {
   bool overwrite = false;
+  // When not empty, only events overlapping one of these are kept (processes, devices and names always
+  // are). This is how `record --delay/--duration/--capture-range` narrow a recording.
+  std::vector<TimeWindow> windows;
+  std::string window_note;  // said in the merged trace's data_quality table when windows are given
 };
+
+// The spans of NVTX ranges named `name` in the traces, for --capture-range.
+Result<std::vector<TimeWindow>> nvtxRangeWindows(const std::vector<std::string>& traces, const std::string& name);
 
 Status mergeTraces(const std::vector<std::string>& inputs, const std::string& output, const MergeOptions& options);
 

@@ -21,10 +21,10 @@ int64_t query(const std::string& name, const std::string& sql) {
   return v ? *v : -1;
 }
 
-const char* const kFixtures[] = {"elementwise_chain.gpuscope", "launch_bound.gpuscope", "pageable_sync.gpuscope",
-                                 "memory_leak.gpuscope",       "multi_stream.gpuscope", "graph_replay.gpuscope",
-                                 "nvtx_training.gpuscope",     "pytorch_launch_loop.gpuscope",
-                                 "pytorch_gpt2_step.gpuscope"};
+const char* const kFixtures[] = {
+    "elementwise_chain.gpuscope", "launch_bound.gpuscope",        "pageable_sync.gpuscope",
+    "memory_leak.gpuscope",       "multi_stream.gpuscope",        "graph_replay.gpuscope",
+    "nvtx_training.gpuscope",     "pytorch_launch_loop.gpuscope", "pytorch_gpt2_step.gpuscope"};
 
 TEST(Fixtures, EachWasRecordedOnAnH100AndExportsAsValidJson) {
   for (const char* name : kFixtures) {
@@ -32,8 +32,9 @@ TEST(Fixtures, EachWasRecordedOnAnH100AndExportsAsValidJson) {
     EXPECT_EQ(query(name, "SELECT count(*) FROM device WHERE name LIKE 'NVIDIA H100%' AND compute_major = 9"), 1);
     EXPECT_EQ(query(name, "SELECT count(*) FROM session WHERE end_ns > start_ns"), 1);
     // Every kernel's launch was recorded: the flows of the export can all be drawn.
-    EXPECT_EQ(query(name, "SELECT count(*) FROM kernel k LEFT JOIN api_call a USING (session_id, correlation_id) "
-                          "WHERE a.id IS NULL"),
+    EXPECT_EQ(query(name,
+                    "SELECT count(*) FROM kernel k LEFT JOIN api_call a USING (session_id, correlation_id) "
+                    "WHERE a.id IS NULL"),
               0);
     EXPECT_EQ(query(name, "SELECT count(*) FROM data_quality WHERE severity >= 1"), 0);
     Result<TraceReader> reader = TraceReader::open(fixture(name));
@@ -67,8 +68,8 @@ TEST(Fixtures, CudaSamplesHoldWhatTheyDid) {
 
 TEST(Fixtures, PyTorchRunsCarryPyTorchAndLibraryKernels) {
   EXPECT_EQ(query("pytorch_launch_loop.gpuscope", "SELECT count(*) FROM kernel"), 8001);
-  EXPECT_GT(query("pytorch_gpt2_step.gpuscope",
-                  "SELECT count(*) FROM kernel_view WHERE name_text LIKE '%layer_norm%'"), 0);
+  EXPECT_GT(query("pytorch_gpt2_step.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text LIKE '%layer_norm%'"),
+            0);
   EXPECT_GT(query("pytorch_gpt2_step.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text LIKE 'nvjet%'"), 0);
   EXPECT_GT(query("pytorch_gpt2_step.gpuscope", "SELECT count(*) FROM memory_event WHERE memory_kind = 3"), 0);
 }

@@ -104,6 +104,16 @@ TEST(Launcher, ExistingOutputIsKeptAndTheProgramNotRun) {
   EXPECT_EQ(testing::readFile(dir.path("t.gpuscope")), "precious");
 }
 
+TEST(Launcher, BadWindowOptionsAreUsageErrors) {
+  TempDir dir;
+  for (const char* bad : {"-1", "soon", ""}) {
+    Finished f = runGpuscope({"record", "--delay", bad, "-o", dir.path("t.gpuscope"), "--", "true"}, dir);
+    ASSERT_TRUE(WIFEXITED(f.wait_status));
+    EXPECT_EQ(WEXITSTATUS(f.wait_status), 2) << bad;
+    EXPECT_NE(f.err.find("--delay needs a number of seconds"), std::string::npos) << f.err;
+  }
+}
+
 TEST(Launcher, ProgramMustFollowTheSeparator) {
   TempDir dir;
   Finished f = runGpuscope({"record", "-o", dir.path("t.gpuscope")}, dir);

@@ -64,3 +64,58 @@ TEST(Merge, BadInputFailsWithoutOutput) {
 
 }  // namespace
 }  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+TEST(Merge, WindowsKeepOnlyOverlappingEvents) {
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::writeSampleTrace(dir.path("a.gpuscope")));
+  constexpr int64_t kT0 = 1'763'800'000'000'000'000;  // the sample trace's start
+  MergeOptions options;
+  options.windows = {{kT0 + 400'000, kT0 + 1'000'000}};
+  options.window_note = "only events inside the test window were kept";
+  ASSERT_TRUE(mergeTraces({dir.path("a.gpuscope")}, dir.path("w.gpuscope"), options));
+  Result<TraceReader> m = TraceReader::open(dir.path("w.gpuscope"));
+  ASSERT_TRUE(m);
+  // Two kernels inside, one reaching into it; the GPU work of no API call inside it runs outside it.
+  EXPECT_EQ(*m->count<schema::KernelRow>(), 3);
+  EXPECT_EQ(*m->count<schema::MemoryEventRow>(), 0);  // all before or after it
+  EXPECT_EQ(*m->count<schema::SessionRow>(), 1);      // processes, devices and names are always kept
+  EXPECT_EQ(*m->count<schema::DeviceRow>(), 1);
+  EXPECT_EQ(*m->count<schema::DataQualityRow>(), 2);  // the sample's own note and the window's
+  Result<int64_t> note = m->database().queryInt("SELECT count(*) FROM data_quality WHERE code = 'recording_window'");
+  ASSERT_TRUE(note);
+  EXPECT_EQ(*note, 1);
+}
+
+TEST(Merge, WindowsKeepTheGpuWorkOfApiCallsInsideThem) {
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::writeSampleTrace(dir.path("a.gpuscope")));
+  constexpr int64_t kT0 = 1'763'800'000'000'000'000;
+  // Only the first launch (API call at 200-205 us) is inside; its kernel ran later, at 300-420 us.
+  MergeOptions options;
+  options.windows = {{kT0 + 199'000, kT0 + 205'500}};
+  ASSERT_TRUE(mergeTraces({dir.path("a.gpuscope")}, dir.path("w.gpuscope"), options));
+  Result<TraceReader> m = TraceReader::open(dir.path("w.gpuscope"));
+  ASSERT_TRUE(m);
+  Result<std::vector<schema::KernelRow>> kernels = m->readAll<schema::KernelRow>();
+  ASSERT_TRUE(kernels);
+  ASSERT_EQ(kernels->size(), 1u);
+  EXPECT_EQ((*kernels)[0].correlation_id, 10);
+}
+
+TEST(Merge, NvtxRangeWindows) {
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::writeSampleTrace(dir.path("a.gpuscope")));
+  Result<std::vector<TimeWindow>> windows = nvtxRangeWindows({dir.path("a.gpuscope")}, "forward");
+  ASSERT_TRUE(windows);
+  ASSERT_EQ(windows->size(), 1u);
+  EXPECT_EQ((*windows)[0].end_ns - (*windows)[0].start_ns, 810'000);
+  Result<std::vector<TimeWindow>> none = nvtxRangeWindows({dir.path("a.gpuscope")}, "checkpoint");  // a mark
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+}
+
+}  // namespace
+}  // namespace gpuscope
