@@ -2,15 +2,15 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
+
+#include "formats/memory_replay.h"
 
 namespace gpuscope::cli {
 
 namespace {
 
 Result<int64_t> queryOr0(sqlite::Database& db, const std::string& sql) {
-  Result<int64_t> v = db.queryInt("SELECT coalesce((" + sql + "), 0)");
-  return v;
+  return db.queryInt("SELECT coalesce((" + sql + "), 0)");
 }
 
 // Length of the union of all GPU activity intervals, merged in start order (SQLite sorts on disk if needed).
@@ -37,18 +37,15 @@ Result<int64_t> busyNs(sqlite::Database& db) {
   return busy;
 }
 
-Result<int64_t> peakDeviceBytes(sqlite::Database& db) {
-  Result<sqlite::Statement> stmt = db.prepare(
-      "SELECT op, bytes FROM memory_event WHERE memory_kind IN (3, 5) ORDER BY timestamp_ns, id");  // device, managed
-  if (!stmt) return stmt.status();
+Result<int64_t> peakDeviceBytes(TraceReader& reader) {
   int64_t in_use = 0, peak = 0;
-  while (true) {
-    Result<bool> row = stmt->step();
-    if (!row) return row.status();
-    if (!*row) return peak;
-    in_use += stmt->columnInt(0) == 1 ? stmt->columnInt(1) : -stmt->columnInt(1);
+  Status status = replayMemoryEvents(reader, [&](const schema::MemoryEventRow& m, int64_t delta) {
+    if (m.memory_kind != schema::MemoryKind::kDevice && m.memory_kind != schema::MemoryKind::kManaged) return;
+    in_use += delta;
     peak = std::max(peak, in_use);
-  }
+  });
+  if (!status) return status;
+  return peak;
 }
 
 }  // namespace
@@ -62,7 +59,7 @@ Result<RecordSummary> summarize(TraceReader& reader) {
   Result<int64_t> kernels = queryOr0(db, "SELECT count(*) FROM kernel");
   Result<int64_t> warnings = queryOr0(db, "SELECT count(*) FROM data_quality WHERE severity >= 1");
   Result<int64_t> busy = busyNs(db);
-  Result<int64_t> peak = peakDeviceBytes(db);
+  Result<int64_t> peak = peakDeviceBytes(reader);
   for (const auto* r : {&processes, &first, &last, &kernels, &warnings, &busy, &peak}) {
     if (!*r) return r->status();
   }

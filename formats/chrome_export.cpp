@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "formats/atomic_file.h"
+#include "formats/memory_replay.h"
 
 namespace gpuscope {
 
@@ -454,37 +455,18 @@ Status ChromeExporter::writeOverheads() {
   });
 }
 
-// Memory in use per device (and pinned host memory per process) as counter tracks. Live allocations are
-// tracked by address, so a free of memory allocated before recording started does not go negative.
+// Memory in use per device (and pinned host memory per process) as counter tracks.
 Status ChromeExporter::writeMemoryCounters() {
-  Result<sqlite::Statement> stmt = reader_.database().prepare("SELECT " + columnList(tableInfo<MemoryEventRow>()) +
-                                                              " FROM memory_event ORDER BY timestamp_ns, id");
-  if (!stmt) return stmt.status();
-  std::unordered_map<int64_t, std::unordered_map<int64_t, int64_t>> live;  // session → address → bytes
-  std::map<std::pair<int64_t, int64_t>, int64_t> in_use;                   // (pid, host?) → bytes
-  MemoryEventRow m;
-  while (true) {
-    Result<bool> more = stmt->step();
-    if (!more) return more.status();
-    if (!*more) return Status::ok();
-    readRow(*stmt, m);
+  std::map<std::pair<int64_t, int64_t>, int64_t> in_use;  // (pid, host?) → bytes
+  return replayMemoryEvents(reader_, [&](const MemoryEventRow& m, int64_t delta) {
     advance();
     const bool host = m.memory_kind == MemoryKind::kPinned || m.memory_kind == MemoryKind::kPageable;
     const int64_t pid = host ? cpuPid(m.session_id) : gpuPid(m.session_id, m.device_id);
     int64_t& total = in_use[{pid, host ? 1 : 0}];
-    auto& allocations = live[m.session_id];
-    if (m.op == MemoryOp::kAllocation) {
-      allocations[m.address] = m.bytes;
-      total += m.bytes;
-    } else if (auto it = allocations.find(m.address); it != allocations.end()) {
-      total -= it->second;
-      allocations.erase(it);
-    } else {
-      continue;
-    }
+    total += delta;
     beginEvent("C", "gpu_memory", host ? "Pinned host memory" : "Device memory", pid, 0, m.timestamp_ns);
     json_.key("args").beginObject().field("allocated (bytes)", total).endObject().endObject();
-  }
+  });
 }
 
 // gpuscope's own top-level key (viewers ignore unknown keys): what the trace is missing.

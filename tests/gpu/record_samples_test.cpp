@@ -33,7 +33,9 @@ class RecordSample : public ::testing::Test {
     out_ = testing::readFile(dir_.path("out"));
     err_ = testing::readFile(dir_.path("err"));
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << err_;
-    if (self_check) EXPECT_NE(out_.find("self-check passed"), std::string::npos) << out_ << err_;
+    if (self_check) {
+      EXPECT_NE(out_.find("self-check passed"), std::string::npos) << out_ << err_;
+    }
     Result<TraceReader> reader = TraceReader::open(trace);
     EXPECT_TRUE(reader) << (reader ? "" : reader.status().message()) << "\n" << err_;
     return std::move(*reader);
