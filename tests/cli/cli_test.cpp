@@ -17,20 +17,10 @@ struct CliRun {
   std::string err;
 };
 
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 CliRun gpuscope(const std::vector<std::string>& args) {
   TempDir dir;
-  std::string cmd = quote(testing::gpuscopeBinary());
-  for (const std::string& a : args) cmd += " " + quote(a);
-  cmd += " >" + dir.path("out") + " 2>" + dir.path("err") + " </dev/null";
-  const int raw = std::system(cmd.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, testing::readFile(dir.path("out")),
-          testing::readFile(dir.path("err"))};
+  testing::GpuscopeRun run = testing::runGpuscope(args, dir);
+  return {WIFEXITED(run.wait_status) ? WEXITSTATUS(run.wait_status) : -1, run.out, run.err};
 }
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }

@@ -2,51 +2,21 @@
 // pass through unchanged.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fcntl.h>
-
 #include <chrono>
-#include <functional>
 #include <thread>
 
 #include "tests/support/sample_trace.h"
-
-extern char** environ;
 
 namespace gpuscope {
 namespace {
 
 using testing::TempDir;
 
-struct Finished {
-  int wait_status;
-  std::string out;
-  std::string err;
-};
-
-// Starts gpuscope with args, stdout and stderr to files; on_started(pid) runs while it is running.
-Finished runGpuscope(const std::vector<std::string>& args, const TempDir& dir,
-                     const std::function<void(pid_t)>& on_started = {}) {
-  std::vector<std::string> all = {testing::gpuscopeBinary()};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, 1, dir.path("out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&files, 2, dir.path("err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  EXPECT_EQ(posix_spawn(&pid, argv[0], &files, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&files);
-  if (on_started) on_started(pid);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return {status, testing::readFile(dir.path("out")), testing::readFile(dir.path("err"))};
-}
+using Finished = testing::GpuscopeRun;
+using testing::runGpuscope;
 
 TEST(Launcher, OutputAndExitCodePassThrough) {
   TempDir dir;

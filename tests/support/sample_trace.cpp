@@ -1,10 +1,15 @@
 #include "tests/support/sample_trace.h"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+extern char** environ;
 
 namespace gpuscope::testing {
 
@@ -235,6 +240,28 @@ TempDir::~TempDir() {
 std::string binDir() { return std::filesystem::read_symlink("/proc/self/exe").parent_path().string(); }
 
 std::string gpuscopeBinary() { return binDir() + "/gpuscope"; }
+
+GpuscopeRun runGpuscope(const std::vector<std::string>& args, const TempDir& dir,
+                        const std::function<void(pid_t)>& on_started) {
+  std::vector<std::string> all = {gpuscopeBinary()};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&files, 1, dir.path("out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&files, 2, dir.path("err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], &files, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  if (spawned != 0) throw std::runtime_error("cannot start " + all[0]);
+  if (on_started) on_started(pid);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return {status, readFile(dir.path("out")), readFile(dir.path("err"))};
+}
 
 std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -3,8 +3,12 @@
 // corpus are built from it; the numbers are shaped like a real H100 recording.
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "formats/status.h"
 #include "formats/trace_writer.h"
@@ -38,6 +42,16 @@ std::string readFile(const std::string& path);
 // them there wherever the build folder was copied (the GPU machine runs a build made elsewhere).
 std::string binDir();
 std::string gpuscopeBinary();
+
+// Runs gpuscope with args (no shell, stdin from /dev/null), its stdout and stderr captured through files
+// in dir; on_started(pid) runs while it is running (to signal it, say).
+struct GpuscopeRun {
+  int wait_status;
+  std::string out;
+  std::string err;
+};
+GpuscopeRun runGpuscope(const std::vector<std::string>& args, const TempDir& dir,
+                        const std::function<void(pid_t)>& on_started = {});
 void writeFile(const std::string& path, const std::string& contents);
 
 }  // namespace gpuscope::testing
