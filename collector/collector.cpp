@@ -47,7 +47,15 @@ bool envFlag(const char* name) {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-void CUPTIAPI ignoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+// CUPTI's own warnings and fatal errors (after a fatal one CUPTI finalises itself and recording ends).
+// Called on any thread: the notice is queued and the writer thread puts it into the data-quality table.
+void CUPTIAPI stateCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_STATE || !data) return;
+  const auto* state = static_cast<const CUpti_StateData*>(data);
+  const char* text = state->notification.message;
+  static_cast<StateNotices*>(userdata)->push(cbid == CUPTI_CBID_STATE_FATAL_ERROR, text ? text : "(no message)",
+                                             state->notification.result);
+}
 
 }  // namespace
 
@@ -124,8 +132,11 @@ bool Collector::claimCupti() {
   char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};
   CUpti_SubscriberParams params{CUpti_SubscriberParams_STRUCT_SIZE, "gpuscope", holder, sizeof holder};
   const CUptiResult result =
-      cuptiSubscribe_v2(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(ignoreCallback), nullptr, &params);
-  if (result == CUPTI_SUCCESS) return true;
+      cuptiSubscribe_v2(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(stateCallback), &state_notices_, &params);
+  if (result == CUPTI_SUCCESS) {
+    cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_STATE);
+    return true;
+  }
   const std::string who = holder[0] ? std::string(holder) : std::string("another profiler");
   const std::string message = who + " already holds CUPTI (" + cuptiError(result) +
                               "); gpuscope recorded nothing in this process and left the program alone";
@@ -259,6 +270,7 @@ void Collector::writerLoop() {
     }
     if (now - last_commit >= kCommitInterval) {
       nameNewThreads();
+      recordStateNotices();
       if (!failed_) {
         if (Status s = writer_->commit(); !s) fail(s);
       }
@@ -299,6 +311,17 @@ void Collector::fail(const Status& status) {
   std::fprintf(stderr, "gpuscope: recording stopped, the program continues: %s\n", status.message().c_str());
 }
 
+void Collector::recordStateNotices() {
+  for (const StateNotices::Notice& n : state_notices_.take()) {
+    const std::string message = "CUPTI " + std::string(n.fatal ? "fatal error" : "warning") + " (" +
+                                cuptiError(static_cast<CUptiResult>(n.result)) + "): " + n.message +
+                                (n.fatal ? "; CUPTI stopped, so recording ended here" : "");
+    note(n.fatal ? schema::Severity::kError : schema::Severity::kWarning,
+         n.fatal ? "cupti_fatal_error" : "cupti_warning", 1, message);
+    if (n.fatal || debug_) std::fprintf(stderr, "gpuscope: %s\n", message.c_str());
+  }
+}
+
 void Collector::note(schema::Severity severity, const std::string& code, int64_t count, const std::string& message) {
   if (failed_) return;
   if (Status s = writer_->append(schema::DataQualityRow{kSessionId, severity, code, count, message, cuptiNow()}); !s) {
@@ -329,6 +352,7 @@ void Collector::finishFile() {
   if (failed_) return;
   const int64_t end = cuptiNow();
   nameNewThreads();
+  recordStateNotices();
   Status status = converter_->closeOpenRanges(end);
   if (status) status = writer_->append(sampleClocks(kSessionId, end));
   if (dropped_records_ > 0) {

@@ -10,9 +10,12 @@
 #include <chrono>
 #include <csignal>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "collector/activity_buffers.h"
 #include "collector/record_converter.h"
@@ -22,19 +25,41 @@ namespace gpuscope::collector {
 
 struct CollectorOptions {
   std::string output_dir = ".";
-  bool trace_cuda = true;          // kernels, copies, sets, synchronisation, graphs, CUPTI overhead
-  bool trace_api = true;           // CUDA runtime and driver API calls
-  bool trace_nvtx = true;          // NVTX ranges and marks
-  bool trace_memory = true;        // allocations, frees, memory pools
-  bool latency_timestamps = true;  // queued/submitted times of kernels
-  bool all_api_calls = false;      // every runtime and driver call, not only those worth recording
-  bool per_thread_buffers = true;  // CUPTI's per-thread activity buffers (its default since CUDA 13)
-  int64_t flush_interval_ms = 100;
-  int64_t device_buffer_mb = 0;  // CUPTI's per-context device buffer; 0 keeps CUPTI's default  // how often completed
-                                 // records are fetched from CUPTI; 0: when buffers fill
-  bool debug = false;            // GPUSCOPE_DEBUG: say on stderr what the collector does
+  bool trace_cuda = true;           // kernels, copies, sets, synchronisation, graphs, CUPTI overhead
+  bool trace_api = true;            // CUDA runtime and driver API calls
+  bool trace_nvtx = true;           // NVTX ranges and marks
+  bool trace_memory = true;         // allocations, frees, memory pools
+  bool latency_timestamps = true;   // queued/submitted times of kernels
+  bool all_api_calls = false;       // every runtime and driver call, not only those worth recording
+  bool per_thread_buffers = true;   // CUPTI's per-thread activity buffers (its default since CUDA 13)
+  int64_t flush_interval_ms = 100;  // how often completed records are fetched from CUPTI; 0: when buffers fill
+  int64_t device_buffer_mb = 0;     // CUPTI's per-context device buffer; 0 keeps CUPTI's default
+  bool debug = false;               // GPUSCOPE_DEBUG: say on stderr what the collector does
 
   static CollectorOptions fromEnvironment();
+};
+
+// Notices from CUPTI's STATE callbacks, which may come on any thread, waiting for the writer thread.
+class StateNotices {
+ public:
+  struct Notice {
+    bool fatal = false;
+    std::string message;
+    int result = 0;
+  };
+  void push(bool fatal, std::string message, int result) {
+    std::lock_guard lock(mutex_);
+    if (notices_.size() < kMaxWaiting) notices_.push_back({fatal, std::move(message), result});
+  }
+  std::vector<Notice> take() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(notices_, {});
+  }
+
+ private:
+  static constexpr size_t kMaxWaiting = 1000;  // a storm of warnings must not grow without bound
+  std::mutex mutex_;
+  std::vector<Notice> notices_;
 };
 
 class Collector {
@@ -62,6 +87,7 @@ class Collector {
   void finishFile();
   void fail(const Status& status);
   void note(schema::Severity severity, const std::string& code, int64_t count, const std::string& message);
+  void recordStateNotices();
 
   static void atExit();
   static void onSignal(int sig);
@@ -70,6 +96,7 @@ class Collector {
   std::unique_ptr<TraceWriter> writer_;
   std::unique_ptr<RecordConverter> converter_;
   ActivityBuffers buffers_;
+  StateNotices state_notices_;
   std::thread writer_thread_;
   std::unordered_set<int64_t> named_threads_;
   std::atomic<bool> stopping_{false};

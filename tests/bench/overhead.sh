@@ -1,67 +1,115 @@
 #!/usr/bin/env bash
 # gpuscope's GPU benchmarks (run by scripts/gpu-run on the GPU machine; results go into docs/benchmarks.md):
-#  1. overhead: median step time of a launch-bound PyTorch loop and a GPT-2-style training step, plain,
-#     under `gpuscope record` and under torch.profiler (CUDA activities), in one run;
-#  2. completeness: gpuscope's kernel count against torch.profiler's for the same work, and dropped records
-#     for 1,000,000 launches from 4 threads on 4 streams;
-#  3. size on disk per recorded event against torch.profiler's Chrome JSON;
-#  4. the trace writer's rows per second on this machine's CPU;
-# and records the fixture traces of tests/fixtures/. Usage: overhead.sh CARRY_DIR OUT_DIR
+#  overhead      median step time of a launch-bound PyTorch loop, a GPU-bound GPT-2-style training step and a
+#                ResNet-50 step: plain, under `gpuscope record` and under torch.profiler, alternating, in one run;
+#                kernel counts against torch.profiler's and size on disk against its Chrome JSON
+#  stress        dropped records for 1,000,000 launches from 4 threads on 4 streams
+#  coexistence   PyTorch NVTX, and a program that starts torch.profiler itself while gpuscope records it
+#  writer        the trace writer's rows per second on this machine's CPU
+#  fixtures      records the fixture traces of tests/fixtures/ into OUT_DIR/fixtures.tar.gz
+# Usage: overhead.sh CARRY_DIR OUT_DIR [SECTION...]   (default: every section)
 set -u
 carry=$1
 out=$2
+shift 2
+sections=${*:-overhead stress coexistence writer fixtures}
 gpuscope="$carry/bin/gpuscope"
 bench=samples/pytorch/overhead_bench.py
 work=$(mktemp -d)
 results="$out/bench-results.txt"
-: >"$results"
+touch "$results"
 
 count() { python3 - "$1" "$2" <<'PY'
 import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])
 PY
 }
+torch_count() {  # torch_count CHROME_JSON CATEGORY...
+  python3 - "$@" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+print(sum(1 for e in events if e.get("cat") in sys.argv[2:]))
+PY
+}
 
-echo "== overhead (median step ms)"
-for workload in launch gpt2; do
-  for round in 1 2 3; do
-    timeout 300 python3 $bench $workload --steps 50 | sed "s/^/plain $round: /" | tee -a "$results"
-    timeout 300 "$gpuscope" record -q -f -o "$work/$workload.gpuscope" -- python3 $bench $workload --steps 50 | sed "s/^/gpuscope $round: /" | tee -a "$results"
-    timeout 300 python3 $bench $workload --steps 50 --profiler torch --trace "$work/$workload.torch.json" | sed "s/^/torch $round: /" | tee -a "$results"
+overhead() {  # overhead WORKLOAD ROUNDS STEPS
+  local workload=$1 rounds=$2 steps=$3 round
+  echo "== overhead $workload (median step ms, $rounds rounds of $steps steps)"
+  for round in $(seq "$rounds"); do
+    timeout 300 python3 $bench "$workload" --steps "$steps" | sed "s/^/plain $round: /" | tee -a "$results"
+    timeout 300 "$gpuscope" record -f -o "$work/$workload.gpuscope" -- python3 $bench "$workload" --steps "$steps" 2>&1 |
+      grep -E "median_step|busy|kernels" | sed "s/^/gpuscope $round: /" | tee -a "$results"
+    timeout 300 python3 $bench "$workload" --steps "$steps" --profiler torch --trace "$work/$workload.torch.json" |
+      sed "s/^/torch $round: /" | tee -a "$results"
   done
-  k_ours=$(count "$work/$workload.gpuscope" "SELECT count(*) FROM kernel")
-  a_ours=$(count "$work/$workload.gpuscope" "SELECT count(*) FROM api_call")
-  k_torch=$(python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['traceEvents']; print(sum(1 for x in e if x.get('cat')=='kernel'))" "$work/$workload.torch.json")
-  a_torch=$(python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['traceEvents']; print(sum(1 for x in e if x.get('cat') in ('cuda_runtime','cuda_driver')))" "$work/$workload.torch.json")
-  s_ours=$(stat -c %s "$work/$workload.gpuscope")
-  s_torch=$(stat -c %s "$work/$workload.torch.json")
-  echo "completeness $workload: kernels gpuscope=$k_ours torch.profiler=$k_torch; api calls gpuscope=$a_ours torch.profiler=$a_torch" | tee -a "$results"
-  echo "size $workload: gpuscope=$s_ours bytes torch.profiler=$s_torch bytes" | tee -a "$results"
-  "$gpuscope" info "$work/$workload.gpuscope" | tail -15 >>"$results"
+  echo "completeness $workload: kernels gpuscope=$(count "$work/$workload.gpuscope" "SELECT count(*) FROM kernel")" \
+    "torch.profiler=$(torch_count "$work/$workload.torch.json" kernel);" \
+    "api calls gpuscope=$(count "$work/$workload.gpuscope" "SELECT count(*) FROM api_call")" \
+    "torch.profiler=$(torch_count "$work/$workload.torch.json" cuda_runtime cuda_driver)" | tee -a "$results"
+  echo "size $workload: gpuscope=$(stat -c %s "$work/$workload.gpuscope") bytes" \
+    "torch.profiler=$(stat -c %s "$work/$workload.torch.json") bytes" | tee -a "$results"
+}
+
+section_overhead() {
+  overhead launch 5 50
+  overhead gpt2 3 20
+  overhead resnet 3 20
+}
+
+section_stress() {
+  echo "== 1,000,000 launches from 4 threads on 4 streams"
+  local start
+  start=$(date +%s.%N)
+  timeout 300 "$gpuscope" record -f -o "$work/stress.gpuscope" -- "$carry/bin/sample_stress_launch" 2>&1 | tee -a "$results"
+  echo "stress wall $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$start" "$(date +%s.%N)") s" | tee -a "$results"
+  echo "stress kernels=$(count "$work/stress.gpuscope" "SELECT count(*) FROM kernel") dropped=$(count "$work/stress.gpuscope" "SELECT coalesce(sum(count),0) FROM data_quality WHERE code IN ('dropped_records','buffers_refused')")" | tee -a "$results"
+}
+
+section_coexistence() {
+  echo "== PyTorch NVTX, and torch.profiler inside a recorded program"
+  timeout 120 "$gpuscope" record -q -f -o "$work/nvtx.gpuscope" -- python3 -c "import torch; torch.cuda.nvtx.range_push('outer'); torch.cuda.nvtx.mark('here'); x = torch.ones(10, device='cuda') * 2; torch.cuda.synchronize(); torch.cuda.nvtx.range_pop()"
+  echo "torch nvtx: ranges=$(count "$work/nvtx.gpuscope" "SELECT count(*) FROM nvtx WHERE kind = 1") marks=$(count "$work/nvtx.gpuscope" "SELECT count(*) FROM nvtx WHERE kind = 2") kernels=$(count "$work/nvtx.gpuscope" "SELECT count(*) FROM kernel")" | tee -a "$results"
+  python3 samples/pytorch/torch_profiler_inside.py | sed "s/^/coexistence plain: /" | tee -a "$results"
+  GPUSCOPE_DEBUG=1 timeout 300 "$gpuscope" record -f -o "$work/coexist.gpuscope" -- python3 samples/pytorch/torch_profiler_inside.py 2>&1 |
+    grep -vE "^gpuscope\[[0-9]+\]: (flush|buffer)" | tail -20 | sed "s/^/coexistence recorded: /" | tee -a "$results"
+  echo "coexistence: exit=${PIPESTATUS[0]}" | tee -a "$results"
+  for range in before inside after; do
+    echo "coexistence kernels in $range: $(count "$work/coexist.gpuscope" "SELECT count(*) FROM kernel k JOIN nvtx n ON k.start_ns >= n.start_ns AND k.end_ns <= n.end_ns JOIN string s ON s.id = n.name WHERE s.value = '$range'")" | tee -a "$results"
+  done
+  sqlite3 "$work/coexist.gpuscope" "SELECT severity, code, message FROM data_quality" 2>/dev/null | tee -a "$results" ||
+    python3 -c "import sqlite3,sys; [print(*r, sep='|') for r in sqlite3.connect(sys.argv[1]).execute('SELECT severity, code, message FROM data_quality')]" "$work/coexist.gpuscope" | tee -a "$results"
+}
+
+section_writer() {
+  echo "== trace writer on this CPU"
+  "$carry/bin/trace_writer_bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true 2>&1 |
+    grep -E 'Run on|_median' | tee -a "$results"
+}
+
+record_fixture() {  # record_fixture NAME COMMAND...
+  local name=$1
+  shift
+  timeout 300 "$gpuscope" record -q -f -o "$work/fixtures/$name.gpuscope" -- "$@" >"$work/fixtures/$name.log" 2>&1
+  echo "fixture $name: exit $? $(tail -3 "$work/fixtures/$name.log" | tr '\n' ' ')" | tee -a "$results"
+}
+
+section_fixtures() {
+  echo "== fixtures"
+  mkdir -p "$work/fixtures"
+  local s
+  for s in elementwise_chain launch_bound pageable_sync memory_leak multi_stream graph_replay nvtx_training; do
+    record_fixture "$s" "$carry/bin/sample_$s"
+  done
+  record_fixture pytorch_launch_loop python3 $bench launch --steps 3 --warmup 1
+  record_fixture pytorch_gpt2_step python3 $bench gpt2 --steps 4 --warmup 1 --batch 8
+  record_fixture pytorch_resnet_step python3 $bench resnet --steps 4 --warmup 1 --batch 32
+  record_fixture torch_kernels python3 samples/kernel_zoo/torch_kernels.py
+  record_fixture cupy_kernels python3 samples/kernel_zoo/cupy_kernels.py
+  XLA_PYTHON_CLIENT_PREALLOCATE=false record_fixture jax_kernels python3 samples/kernel_zoo/jax_kernels.py
+  ls -la "$work/fixtures" | tee -a "$results"
+  tar -C "$work" -czf "$out/fixtures.tar.gz" fixtures
+}
+
+for section in $sections; do
+  "section_$section"
 done
-
-echo "== 1,000,000 launches from 4 threads on 4 streams"
-start=$(date +%s.%N)
-timeout 300 "$gpuscope" record -f -o "$work/stress.gpuscope" -- "$carry/bin/sample_stress_launch" 2>&1 | tee -a "$results"
-echo "stress wall $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$start" "$(date +%s.%N)") s" | tee -a "$results"
-echo "stress kernels=$(count "$work/stress.gpuscope" "SELECT count(*) FROM kernel") dropped=$(count "$work/stress.gpuscope" "SELECT coalesce(sum(count),0) FROM data_quality WHERE code IN ('dropped_records','buffers_refused')")" | tee -a "$results"
-
-echo "== PyTorch NVTX, and torch.profiler inside a recorded program"
-timeout 120 "$gpuscope" record -q -f -o "$work/nvtx.gpuscope" -- python3 -c "import torch; torch.cuda.nvtx.range_push('outer'); torch.cuda.nvtx.mark('here'); x = torch.ones(10, device='cuda') * 2; torch.cuda.synchronize(); torch.cuda.nvtx.range_pop()"
-echo "torch nvtx: ranges=$(count "$work/nvtx.gpuscope" "SELECT count(*) FROM nvtx WHERE kind = 1") marks=$(count "$work/nvtx.gpuscope" "SELECT count(*) FROM nvtx WHERE kind = 2") kernels=$(count "$work/nvtx.gpuscope" "SELECT count(*) FROM kernel")" | tee -a "$results"
-timeout 300 "$gpuscope" record -f -o "$work/coexist.gpuscope" -- python3 $bench launch --steps 2 --warmup 1 --profiler torch --trace "$work/coexist.json" 2>&1 | grep -vE "Warn|_warn" | tee -a "$results"
-echo "coexistence: exit=${PIPESTATUS[0]} gpuscope kernels=$(count "$work/coexist.gpuscope" "SELECT count(*) FROM kernel") torch.profiler kernels=$(python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['traceEvents']; print(sum(1 for x in e if x.get('cat')=='kernel'))" "$work/coexist.json")" | tee -a "$results"
-
-echo "== trace writer on this CPU"
-"$carry/bin/trace_writer_bench" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 2>&1 | grep -E 'Run on|_median' | tee -a "$results"
-
-echo "== fixtures"
-mkdir -p "$work/fixtures"
-for s in elementwise_chain launch_bound pageable_sync memory_leak multi_stream graph_replay nvtx_training; do
-  timeout 120 "$gpuscope" record -q -f -o "$work/fixtures/$s.gpuscope" -- "$carry/bin/sample_$s" >/dev/null
-done
-timeout 300 "$gpuscope" record -q -f -o "$work/fixtures/pytorch_launch_loop.gpuscope" -- python3 $bench launch --steps 3 --warmup 1 >/dev/null
-timeout 300 "$gpuscope" record -q -f -o "$work/fixtures/pytorch_gpt2_step.gpuscope" -- python3 $bench gpt2 --steps 2 --warmup 1 >/dev/null
-ls -la "$work/fixtures" | tee -a "$results"
-tar -C "$work" -czf "$out/fixtures.tar.gz" fixtures
-[ "$results" -ef "$out/bench-results.txt" ] || cp "$results" "$out/"

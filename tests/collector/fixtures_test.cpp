@@ -22,15 +22,21 @@ int64_t query(const std::string& name, const std::string& sql) {
 }
 
 const char* const kFixtures[] = {
-    "elementwise_chain.gpuscope", "launch_bound.gpuscope",        "pageable_sync.gpuscope",
-    "memory_leak.gpuscope",       "multi_stream.gpuscope",        "graph_replay.gpuscope",
-    "nvtx_training.gpuscope",     "pytorch_launch_loop.gpuscope", "pytorch_gpt2_step.gpuscope"};
+    "elementwise_chain.gpuscope",   "launch_bound.gpuscope",        "pageable_sync.gpuscope",
+    "memory_leak.gpuscope",         "multi_stream.gpuscope",        "graph_replay.gpuscope",
+    "nvtx_training.gpuscope",       "pytorch_launch_loop.gpuscope", "pytorch_gpt2_step.gpuscope",
+    "pytorch_resnet_step.gpuscope", "torch_kernels.gpuscope",       "cupy_kernels.gpuscope",
+    "jax_kernels.gpuscope"};
 
 TEST(Fixtures, EachWasRecordedOnAnH100AndExportsAsValidJson) {
   for (const char* name : kFixtures) {
     SCOPED_TRACE(name);
-    EXPECT_EQ(query(name, "SELECT count(*) FROM device WHERE name LIKE 'NVIDIA H100%' AND compute_major = 9"), 1);
-    EXPECT_EQ(query(name, "SELECT count(*) FROM session WHERE end_ns > start_ns"), 1);
+    // One device row per process (torch.compile's compile worker is a second CUDA process).
+    const int64_t sessions = query(name, "SELECT count(*) FROM session");
+    EXPECT_GE(sessions, 1);
+    EXPECT_EQ(query(name, "SELECT count(*) FROM device WHERE name LIKE 'NVIDIA H100%' AND compute_major = 9"),
+              sessions);
+    EXPECT_EQ(query(name, "SELECT count(*) FROM session WHERE end_ns > start_ns"), sessions);
     // Every kernel's launch was recorded: the flows of the export can all be drawn.
     EXPECT_EQ(query(name,
                     "SELECT count(*) FROM kernel k LEFT JOIN api_call a USING (session_id, correlation_id) "
@@ -72,6 +78,20 @@ TEST(Fixtures, PyTorchRunsCarryPyTorchAndLibraryKernels) {
             0);
   EXPECT_GT(query("pytorch_gpt2_step.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text LIKE 'nvjet%'"), 0);
   EXPECT_GT(query("pytorch_gpt2_step.gpuscope", "SELECT count(*) FROM memory_event WHERE memory_kind = 3"), 0);
+  // One warm-up and four measured steps, each with its forward, backward and optimizer ranges.
+  for (const char* range : {"step", "forward", "backward", "optimizer"}) {
+    EXPECT_EQ(query("pytorch_gpt2_step.gpuscope",
+                    std::string("SELECT count(*) FROM nvtx_view WHERE name_text = '") + range + "'"),
+              5);
+  }
+  EXPECT_GT(query("pytorch_resnet_step.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text LIKE '%fprop%'"),
+            0);
+}
+
+TEST(Fixtures, KernelZooRunsLabelEachKindWithAnNvtxRange) {
+  EXPECT_EQ(query("torch_kernels.gpuscope", "SELECT count(DISTINCT name_text) FROM nvtx_view"), 15);
+  EXPECT_EQ(query("cupy_kernels.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text = 'user_axpy'"), 1);
+  EXPECT_GT(query("jax_kernels.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text LIKE '%fusion%'"), 0);
 }
 
 }  // namespace
