@@ -36,5 +36,6 @@ const Command& exportCommand();
 const Command& mergeCommand();
 const Command& recordCommand();
 const Command& infoCommand();
+const Command& statsCommand();
 
 }  // namespace gpuscope::cli

@@ -9,7 +9,6 @@ namespace gpuscope::cli {
 
 namespace {
 
-constexpr OptionSpec kStatsOptions[] = {{"format", 0, "table|csv|json", "output format (default: table)"}};
 constexpr OptionSpec kAdviseOptions[] = {
     {"format", 0, "text|md|html|json", "report format (default: text)"},
     {"plan", 0, "FILE", "also write the fixes as plan.json for `gpuscope apply`"},
@@ -22,9 +21,6 @@ constexpr OptionSpec kOutputOptions[] = {
 constexpr OptionSpec kApplyOptions[] = {{"plan", 0, "FILE", "plan.json written by `gpuscope advise --plan`"}};
 
 const Command kNotBuilt[] = {
-    {"stats", "per-kernel, per-API and memory summaries of a trace", "gpuscope stats TRACE [options]",
-     "Prints nsys-stats-like summaries: time per kernel, copy and API call, GPU idle time, peak memory.", kStatsOptions,
-     nullptr, "it comes with the analyzer (issue #4)"},
     {"advise", "find what makes the program slow or short of memory, with the fix", "gpuscope advise TRACE [options]",
      "Runs the advisor's rules over a trace and reports each finding with its evidence, the estimated gain\n"
      "and the fix.",
@@ -49,9 +45,9 @@ const Command kNotBuilt[] = {
 
 std::span<const Command> allCommands() {
   static const std::vector<Command> commands = [] {
-    // stats, advise, import, diff, apply are not built yet.
-    std::vector<Command> all{recordCommand(), kNotBuilt[0],   kNotBuilt[1], exportCommand(), kNotBuilt[2],
-                             kNotBuilt[3],    mergeCommand(), kNotBuilt[4], infoCommand()};
+    // advise, import, diff, apply are not built yet.
+    std::vector<Command> all{recordCommand(), statsCommand(), kNotBuilt[0], exportCommand(), kNotBuilt[1],
+                             kNotBuilt[2],    mergeCommand(), kNotBuilt[3], infoCommand()};
     return all;
   }();
   return commands;

@@ -52,7 +52,7 @@ TEST(Cli, EveryCommandHasHelp) {
 }
 
 TEST(Cli, CommandsNotBuiltYetSaySoAndFail) {
-  for (const char* cmd : {"stats", "advise", "import", "diff", "apply"}) {
+  for (const char* cmd : {"advise", "import", "diff", "apply"}) {
     CliRun r = gpuscope({cmd, "x.gpuscope"});
     EXPECT_EQ(r.status, 1) << cmd;
     EXPECT_EQ(r.err.rfind(std::string("gpuscope ") + cmd + ": not built yet"), 0u) << r.err;
@@ -115,6 +115,8 @@ TEST(Cli, BadInputsGiveOneLineAndExitOne) {
       {"export", dir.path("empty.gpuscope")},
       {"export", dir.path("ok.gpuscope"), "-o", dir.path("no/such/dir/out.json")},
       {"info", dir.path("text.gpuscope")},
+      {"stats", dir.path("missing.gpuscope")},
+      {"stats", dir.path("text.gpuscope")},
   };
   for (const auto& args : cases) {
     CliRun r = gpuscope(args);
@@ -122,6 +124,39 @@ TEST(Cli, BadInputsGiveOneLineAndExitOne) {
     EXPECT_EQ(lines(r.err), 1) << r.err;
     EXPECT_EQ(r.err.rfind("gpuscope " + args[0] + ": ", 0), 0u) << r.err;
   }
+}
+
+TEST(Cli, StatsJsonHasTheDocumentedSummary) {
+  CliRun r = gpuscope({"stats", testing::fixturePath("multi_stream.gpuscope"), "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto stats = nlohmann::json::parse(r.out);
+  EXPECT_EQ(stats["gpuscope_stats_version"], 1);
+  EXPECT_EQ(stats["summary"]["kernel_count"], 32);
+  EXPECT_GT(stats["summary"]["duration_ns"].get<int64_t>(), stats["summary"]["gpu_busy_ns"].get<int64_t>());
+  EXPECT_EQ(stats["kernels"][0]["name"], "work(float*, int, int)");
+  EXPECT_EQ(stats["streams"].size(), 4u);
+  for (const char* report : {"kernel_classes", "api", "transfers", "nvtx", "devices", "warnings"}) {
+    EXPECT_TRUE(stats[report].is_array()) << report;
+  }
+}
+
+TEST(Cli, StatsTablesCsvAndReportNames) {
+  const std::string trace = testing::fixturePath("elementwise_chain.gpuscope");
+  CliRun table = gpuscope({"stats", trace});
+  ASSERT_EQ(table.status, 0) << table.err;
+  for (const char* title : {"Summary", "Kernels by name", "Kernels by class", "CUDA API calls", "Copies and memsets",
+                            "Devices", "Streams"}) {
+    EXPECT_NE(table.out.find(title), std::string::npos) << title;
+  }
+  EXPECT_NE(table.out.find("Total (ms)"), std::string::npos) << table.out;  // units in the headers
+  CliRun csv = gpuscope({"stats", trace, "--report", "cuda_gpu_kern_sum", "--format", "csv"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("share_of_gpu,count,total_ns,", 0), 0u) << csv.out;
+  EXPECT_EQ(lines(csv.out), 5);                                        // header and four kernels
+  EXPECT_EQ(gpuscope({"stats", trace, "--format", "csv"}).status, 2);  // CSV needs one report
+  EXPECT_EQ(gpuscope({"stats", trace, "--report", "bogus"}).status, 2);
+  EXPECT_EQ(gpuscope({"stats", trace, "--format", "xml"}).status, 2);
+  EXPECT_EQ(gpuscope({"stats", trace, "--limit", "-3"}).status, 2);
 }
 
 TEST(Cli, InfoDescribesTheTrace) {

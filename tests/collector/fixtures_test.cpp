@@ -10,10 +10,8 @@
 namespace gpuscope {
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(GPUSCOPE_SOURCE_DIR) + "/tests/fixtures/" + name; }
-
 int64_t query(const std::string& name, const std::string& sql) {
-  Result<TraceReader> r = TraceReader::open(fixture(name));
+  Result<TraceReader> r = TraceReader::open(testing::fixturePath(name));
   EXPECT_TRUE(r) << (r ? "" : r.status().message());
   if (!r) return -1;
   Result<int64_t> v = r->database().queryInt(sql);
@@ -43,7 +41,7 @@ TEST(Fixtures, EachWasRecordedOnAnH100AndExportsAsValidJson) {
                     "WHERE a.id IS NULL"),
               0);
     EXPECT_EQ(query(name, "SELECT count(*) FROM data_quality WHERE severity >= 1"), 0);
-    Result<TraceReader> reader = TraceReader::open(fixture(name));
+    Result<TraceReader> reader = TraceReader::open(testing::fixturePath(name));
     ASSERT_TRUE(reader);
     JsonWriter json;
     ASSERT_TRUE(writeChromeTrace(*reader, json));

@@ -274,4 +274,8 @@ void writeFile(const std::string& path, const std::string& contents) {
   std::ofstream(path, std::ios::binary) << contents;
 }
 
+std::string fixturePath(const std::string& name) {
+  return std::string(GPUSCOPE_SOURCE_DIR) + "/tests/fixtures/" + name;
+}
+
 }  // namespace gpuscope::testing

@@ -42,6 +42,8 @@ std::string readFile(const std::string& path);
 // them there wherever the build folder was copied (the GPU machine runs a build made elsewhere).
 std::string binDir();
 std::string gpuscopeBinary();
+// A trace of tests/fixtures/ (recorded on an H100; see its README).
+std::string fixturePath(const std::string& name);
 
 // Runs gpuscope with args (no shell, stdin from /dev/null), its stdout and stderr captured through files
 // in dir; on_started(pid) runs while it is running (to signal it, say).

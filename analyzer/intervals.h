@@ -1,0 +1,49 @@
+// Time intervals and their unions: busy time is the union of what ran, never the sum (kernels on several
+// streams overlap).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace gpuscope::analysis {
+
+struct Interval {
+  int64_t start = 0, end = 0;
+  int64_t length() const { return end - start; }
+};
+
+// Sorts and merges overlapping or touching intervals into disjoint ones, in time order.
+inline std::vector<Interval> mergeIntervals(std::vector<Interval> intervals) {
+  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::vector<Interval> merged;
+  for (const Interval& i : intervals) {
+    if (!merged.empty() && i.start <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, i.end);
+    } else {
+      merged.push_back(i);
+    }
+  }
+  return merged;
+}
+
+inline int64_t totalLength(const std::vector<Interval>& disjoint) {
+  int64_t total = 0;
+  for (const Interval& i : disjoint) total += i.length();
+  return total;
+}
+
+// Length of the intersection of two sets of disjoint, sorted intervals.
+inline int64_t overlapLength(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  int64_t total = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const int64_t start = std::max(a[i].start, b[j].start);
+    const int64_t end = std::min(a[i].end, b[j].end);
+    if (end > start) total += end - start;
+    (a[i].end < b[j].end) ? ++i : ++j;
+  }
+  return total;
+}
+
+}  // namespace gpuscope::analysis

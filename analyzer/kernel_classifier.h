@@ -1,0 +1,41 @@
+// The one kernel classifier of gpuscope: what kind of work a kernel does, read from its name, for kernels
+// of PyTorch, cuBLAS/cuBLASLt, cuDNN, CUTLASS, FlashAttention, Triton, XLA, NCCL, CuPy and plain CUDA.
+// Stats, the fusable-chain finder and the advisor all use it, so a kernel is the same kind everywhere.
+#pragma once
+
+#include <string_view>
+
+namespace gpuscope::analysis {
+
+enum class KernelClass {
+  kElementwise,    // pointwise maths, casts inside arithmetic, fills, dropout, random numbers
+  kReduction,      // sums, max/min, arg-reductions, losses that reduce
+  kNormalization,  // layer/batch/group/RMS norm, softmax
+  kGemm,           // matrix multiplies (cuBLAS, cuBLASLt nvjet, CUTLASS, Triton/XLA GEMM fusions)
+  kConvolution,    // convolutions (cuDNN implicit GEMM, Winograd, FFT; CUTLASS conv)
+  kAttention,      // fused attention (FlashAttention, cuDNN SDPA, memory-efficient attention)
+  kOptimizer,      // multi-tensor optimizer and foreach kernels
+  kCopy,           // data movement: copies, casts by copy, transposes, concatenation, layout changes
+  kCommunication,  // collectives and peer-to-peer (NCCL, NVSHMEM, custom all-reduce)
+  kOther,          // everything else: sorting, scans, indexing, framework bookkeeping
+};
+inline constexpr int kKernelClassCount = 10;
+
+// Input precision of a GEMM, convolution or attention kernel, when the name says it.
+enum class Precision { kUnknown, kFp64, kFp32, kTf32, kBf16, kFp16, kFp8, kInt8 };
+
+struct KernelKind {
+  KernelClass cls = KernelClass::kOther;
+  Precision precision = Precision::kUnknown;
+  // Memory-bound classes, whose back-to-back runs are what fusion removes.
+  bool memoryBound() const {
+    return cls == KernelClass::kElementwise || cls == KernelClass::kReduction || cls == KernelClass::kNormalization;
+  }
+};
+
+KernelKind classifyKernel(std::string_view name);
+
+std::string_view toString(KernelClass cls);      // "elementwise", "gemm", … (stable: used in JSON)
+std::string_view toString(Precision precision);  // "fp32", "tf32", "bf16", … or "" when unknown
+
+}  // namespace gpuscope::analysis

@@ -1,0 +1,282 @@
+// gpuscope stats: nsys-stats-like summaries of a trace, as text tables, CSV or JSON (docs/stats-json.md).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "analyzer/stats.h"
+#include "cli/command.h"
+#include "cli/report_table.h"
+
+namespace gpuscope::cli {
+
+namespace {
+
+using analysis::DurationStats;
+using analysis::Stats;
+
+// JSON format version of `gpuscope stats --format json`; bump when a key changes meaning or goes away.
+constexpr int64_t kStatsJsonVersion = 1;
+
+// The count/total/mean/median/min/max columns every duration summary shares.
+std::vector<Column> timeColumns() {
+  return {{"count", "Count", Unit::kCount},        {"total_ns", "Total", Unit::kNanoseconds},
+          {"mean_ns", "Mean", Unit::kNanoseconds}, {"median_ns", "Median", Unit::kNanoseconds},
+          {"min_ns", "Min", Unit::kNanoseconds},   {"max_ns", "Max", Unit::kNanoseconds}};
+}
+
+void appendTime(std::vector<Cell>& row, const DurationStats& t) {
+  row.insert(row.end(), {t.count, t.total, t.mean(), t.median, t.min, t.max});
+}
+
+Report kernelsReport(const Stats& s) {
+  Report r{"kernels", "Kernels by name", {{"share_of_gpu", "GPU time", Unit::kShare}}, {}};
+  for (Column& c : timeColumns()) r.columns.push_back(c);
+  r.columns.insert(
+      r.columns.end(),
+      {{"class", "Class", Unit::kText}, {"precision", "Precision", Unit::kText}, {"name", "Name", Unit::kText}});
+  for (const auto& k : s.kernels) {
+    std::vector<Cell> row{k.share_of_gpu};
+    appendTime(row, k.time);
+    row.insert(row.end(), {std::string(toString(k.kind.cls)), std::string(toString(k.kind.precision)), k.name});
+    r.rows.push_back(std::move(row));
+  }
+  return r;
+}
+
+Report kernelClassesReport(const Stats& s) {
+  Report r{"kernel_classes", "Kernels by class", {{"share_of_gpu", "GPU time", Unit::kShare}}, {}};
+  for (Column& c : timeColumns()) r.columns.push_back(c);
+  r.columns.insert(r.columns.end(), {{"distinct_kernels", "Kernels", Unit::kCount},
+                                     {"class", "Class", Unit::kText},
+                                     {"precision", "Precision", Unit::kText}});
+  for (const auto& k : s.kernel_classes) {
+    std::vector<Cell> row{k.share_of_gpu};
+    appendTime(row, k.time);
+    row.insert(row.end(), {k.distinct_kernels, std::string(toString(k.cls)), std::string(toString(k.precision))});
+    r.rows.push_back(std::move(row));
+  }
+  return r;
+}
+
+Report apiReport(const Stats& s) {
+  Report r{"api", "CUDA API calls (host time)", {{"share_of_api", "API time", Unit::kShare}}, {}};
+  for (Column& c : timeColumns()) r.columns.push_back(c);
+  r.columns.insert(r.columns.end(), {{"errors", "Errors", Unit::kCount}, {"name", "Name", Unit::kText}});
+  for (const auto& a : s.api_calls) {
+    std::vector<Cell> row{a.share_of_api};
+    appendTime(row, a.time);
+    row.insert(row.end(), {a.errors, a.name});
+    r.rows.push_back(std::move(row));
+  }
+  return r;
+}
+
+Report transfersReport(const Stats& s) {
+  Report r{"transfers",
+           "Copies and memsets",
+           {{"operation", "Operation", Unit::kText}, {"memory", "Memory", Unit::kText}},
+           {}};
+  for (Column& c : timeColumns()) r.columns.push_back(c);
+  r.columns.insert(r.columns.end(), {{"total_bytes", "Bytes", Unit::kBytes},
+                                     {"mean_bytes", "Mean size", Unit::kBytes},
+                                     {"bandwidth_bytes_per_s", "Bandwidth", Unit::kBytesPerSecond}});
+  for (const auto& t : s.transfers) {
+    std::vector<Cell> row{t.operation, t.memory};
+    appendTime(row, t.time);
+    row.insert(row.end(), {t.bytes.total, t.bytes.mean(), t.bandwidth_bytes_per_s});
+    r.rows.push_back(std::move(row));
+  }
+  return r;
+}
+
+Report nvtxReport(const Stats& s) {
+  Report r{"nvtx", "NVTX ranges (host time)", timeColumns(), {}};
+  r.columns.insert(r.columns.end(), {{"domain", "Domain", Unit::kText}, {"name", "Name", Unit::kText}});
+  for (const auto& n : s.nvtx_ranges) {
+    std::vector<Cell> row;
+    appendTime(row, n.time);
+    row.insert(row.end(), {n.domain, n.name});
+    r.rows.push_back(std::move(row));
+  }
+  return r;
+}
+
+Report devicesReport(const Stats& s) {
+  Report r{"devices",
+           "Devices (window: first to last GPU activity)",
+           {{"device", "Device", Unit::kText},
+            {"window_ns", "Window", Unit::kNanoseconds},
+            {"busy_ns", "Busy", Unit::kNanoseconds},
+            {"busy_share", "Busy", Unit::kShare},
+            {"kernel_busy_ns", "Kernels", Unit::kNanoseconds},
+            {"copy_busy_ns", "Copies", Unit::kNanoseconds},
+            {"kernels", "Kernels", Unit::kCount},
+            {"copies", "Copies", Unit::kCount},
+            {"memsets", "Memsets", Unit::kCount}},
+           {}};
+  for (const auto& d : s.devices) {
+    r.rows.push_back({d.label, d.windowNs(), d.busy_ns, d.busyShare(), d.kernel_busy_ns, d.copy_busy_ns, d.kernels,
+                      d.copies, d.memsets});
+  }
+  return r;
+}
+
+Report streamsReport(const Stats& s, const analysis::TraceData& trace) {
+  Report r{"streams",
+           "Streams",
+           {{"device", "Device", Unit::kText},
+            {"stream_id", "Stream", Unit::kCount},
+            {"busy_ns", "Busy", Unit::kNanoseconds},
+            {"share_of_window", "Of window", Unit::kShare},
+            {"kernels", "Kernels", Unit::kCount},
+            {"copies", "Copies", Unit::kCount},
+            {"memsets", "Memsets", Unit::kCount}},
+           {}};
+  for (const auto& st : s.streams) {
+    r.rows.push_back({trace.deviceLabel(st.device), st.stream_id, st.busy_ns, st.share_of_window, st.kernels, st.copies,
+                      st.memsets});
+  }
+  return r;
+}
+
+Report summaryReport(const Stats& s) {
+  const auto& m = s.summary;
+  Report r{"summary",
+           "Summary",
+           {{"processes", "Processes", Unit::kCount},
+            {"devices", "GPUs", Unit::kCount},
+            {"duration_ns", "Duration", Unit::kNanoseconds},
+            {"gpu_busy_ns", "GPU busy", Unit::kNanoseconds},
+            {"kernel_count", "Kernels", Unit::kCount},
+            {"kernel_time_ns", "Kernel time", Unit::kNanoseconds},
+            {"copy_count", "Copies", Unit::kCount},
+            {"bytes_copied", "Copied", Unit::kBytes},
+            {"memset_count", "Memsets", Unit::kCount},
+            {"api_call_count", "API calls", Unit::kCount},
+            {"nvtx_range_count", "NVTX ranges", Unit::kCount}},
+           {{m.process_count, m.device_count, m.duration_ns, m.gpu_busy_ns, m.kernel_count, m.kernel_time_ns,
+             m.copy_count, m.bytes_copied, m.memset_count, m.api_call_count, m.nvtx_range_count}}};
+  return r;
+}
+
+std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace) {
+  return {summaryReport(s),   kernelsReport(s), kernelClassesReport(s), apiReport(s),
+          transfersReport(s), nvtxReport(s),    devicesReport(s),       streamsReport(s, trace)};
+}
+
+// Names nsys stats users know, mapped to ours.
+std::string canonicalReportName(const std::string& name) {
+  if (name == "cuda_gpu_kern_sum") return "kernels";
+  if (name == "cuda_api_sum") return "api";
+  if (name == "cuda_gpu_mem_time_sum" || name == "cuda_gpu_mem_size_sum") return "transfers";
+  if (name == "nvtx_sum") return "nvtx";
+  return name;
+}
+
+void writeJson(const std::vector<Report>& reports, const Stats& s, const std::string& path) {
+  JsonWriter json(stdout);
+  json.beginObject().field("gpuscope_stats_version", kStatsJsonVersion).field("trace", path);
+  for (const Report& r : reports) {
+    json.key(r.name);
+    if (r.name == "summary") {  // one object, not an array of one
+      json.beginObject();
+      for (size_t c = 0; c < r.columns.size(); ++c) {
+        json.key(r.columns[c].key);
+        std::visit([&](const auto& v) { json.value(v); }, r.rows[0][c]);
+      }
+      json.endObject();
+    } else {
+      writeJsonRows(json, r);
+    }
+  }
+  json.key("warnings").beginArray(true);
+  for (const std::string& w : s.warnings) json.value(w);
+  json.endArray().endObject();
+  std::fputc('\n', stdout);
+  json.flush();
+}
+
+void writeSummaryText(const Report& r) {
+  std::printf("%s\n", r.title.c_str());
+  for (size_t c = 0; c < r.columns.size(); ++c) {
+    const Cell& v = r.rows[0][c];
+    const int64_t n = std::get<int64_t>(v);
+    std::string text = r.columns[c].unit == Unit::kNanoseconds ? formatDuration(n)
+                       : r.columns[c].unit == Unit::kBytes     ? formatBytes(n)
+                                                               : std::to_string(n);
+    std::printf("  %-12s %s\n", r.columns[c].title.c_str(), text.c_str());
+  }
+}
+
+constexpr OptionSpec kOptions[] = {
+    {"format", 0, "table|csv|json", "output format (default: table)"},
+    {"report", 0, "NAME",
+     "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams (nsys names such as "
+     "cuda_gpu_kern_sum also work)"},
+    {"limit", 0, "N", "rows per table in the table format (default: 20; 0: all)"},
+};
+
+int runStats(const ParsedArgs& args) {
+  if (args.positional.size() != 1) {
+    return reportError("stats", Status(ErrorKind::kUsage, "expected one trace file (see gpuscope stats --help)"));
+  }
+  const std::string format = args.get("format").value_or("table");
+  if (format != "table" && format != "csv" && format != "json") {
+    return reportError("stats", Status(ErrorKind::kUsage, "unknown --format '" + format + "' (table, csv or json)"));
+  }
+  const std::string limit_text = args.get("limit").value_or("20");
+  char* end = nullptr;
+  const long long limit = std::strtoll(limit_text.c_str(), &end, 10);
+  if (limit_text.empty() || *end != '\0' || limit < 0) {
+    return reportError("stats", Status(ErrorKind::kUsage, "--limit takes a number of rows, 0 or more"));
+  }
+  Result<analysis::TraceData> trace = analysis::loadTrace(args.positional[0]);
+  if (!trace) return reportError("stats", trace.status());
+  const Stats stats = analysis::computeStats(*trace);
+  std::vector<Report> reports = allReports(stats, *trace);
+  if (auto only = args.get("report")) {
+    const std::string name = canonicalReportName(*only);
+    std::erase_if(reports, [&](const Report& r) { return r.name != name; });
+    if (reports.empty()) {
+      return reportError("stats",
+                         Status(ErrorKind::kUsage, "unknown --report '" + *only + "' (see gpuscope stats --help)"));
+    }
+  }
+  if (format == "json") {
+    writeJson(reports, stats, trace->path);
+    return kExitOk;
+  }
+  if (format == "csv" && reports.size() != 1) {
+    return reportError("stats", Status(ErrorKind::kUsage, "--format csv writes one report: add --report NAME"));
+  }
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (format == "csv") {
+      writeCsv(stdout, reports[i]);
+    } else if (reports[i].name == "summary") {
+      writeSummaryText(reports[i]);
+    } else {
+      writeTable(stdout, reports[i], static_cast<size_t>(limit));
+    }
+    if (format == "table" && i + 1 < reports.size()) std::printf("\n");
+  }
+  for (const std::string& w : stats.warnings) std::fprintf(stderr, "gpuscope stats: %s\n", w.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+const Command& statsCommand() {
+  static const Command command{
+      "stats",
+      "per-kernel, per-API, copy, NVTX and utilisation summaries of a trace",
+      "gpuscope stats TRACE [options]",
+      "Prints nsys-stats-like summaries: kernels by name and by class (with GEMM precision), CUDA API calls,\n"
+      "copies and memsets with their bandwidth, NVTX ranges, and how busy each GPU and stream was.\n"
+      "The JSON form is described in docs/stats-json.md.",
+      kOptions,
+      runStats};
+  return command;
+}
+
+}  // namespace gpuscope::cli

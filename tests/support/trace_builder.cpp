@@ -1,0 +1,120 @@
+#include "tests/support/trace_builder.h"
+
+#include <stdexcept>
+
+namespace gpuscope::testing {
+
+using namespace schema;
+
+namespace {
+
+constexpr int64_t kSession = 1;
+constexpr int64_t kThread = 1;
+
+TraceWriter createWriter(const std::string& path) {
+  Result<TraceWriter> w = TraceWriter::create(path, {.overwrite = true});
+  if (!w) throw std::runtime_error(w.status().message());
+  return std::move(*w);
+}
+
+}  // namespace
+
+TraceBuilder::TraceBuilder(const std::string& path) : writer_(createWriter(path)) {
+  SessionRow session;
+  session.id = kSession;
+  session.pid = 100;
+  session.hostname = "test-host";
+  session.command_line = "./program";
+  DeviceRow device;
+  device.session_id = kSession;
+  device.name = "NVIDIA H100 80GB HBM3";
+  device.compute_major = 9;
+  device.sm_count = 132;
+  device.global_memory_bytes = 85'031'714'816;
+  device.memory_bandwidth_bytes_per_s = 3'352'000'000'000;
+  row(session).row(device);
+}
+
+TraceBuilder& TraceBuilder::api(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t correlation_id) {
+  return row(
+      ApiCallRow{kSession, ApiKind::kRuntime, writer_.intern(name), 0, kThread, start_ns, end_ns, correlation_id, 0});
+}
+
+TraceBuilder& TraceBuilder::kernel(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t stream,
+                                   int64_t launch_ns) {
+  const int64_t correlation = next_correlation_++;
+  const int64_t launch = launch_ns >= 0 ? launch_ns : start_ns - 1000;
+  api("cudaLaunchKernel", launch, launch + 500, correlation);
+  KernelConfigRow config;
+  config.name = writer_.intern(name);
+  config.grid_x = config.grid_y = config.grid_z = config.block_y = config.block_z = 1;
+  config.block_x = 256;
+  KernelRow k;
+  k.session_id = kSession;
+  k.stream_id = stream;
+  k.correlation_id = correlation;
+  k.start_ns = start_ns;
+  k.end_ns = end_ns;
+  k.config_id = writer_.intern(config);
+  return row(k);
+}
+
+TraceBuilder& TraceBuilder::copy(CopyKind kind, MemoryKind src, int64_t bytes, int64_t start_ns, int64_t end_ns,
+                                 int64_t stream) {
+  const int64_t correlation = next_correlation_++;
+  api("cudaMemcpyAsync", start_ns - 1000, start_ns - 500, correlation);
+  MemcpyRow c;
+  c.session_id = kSession;
+  c.stream_id = stream;
+  c.correlation_id = correlation;
+  c.start_ns = start_ns;
+  c.end_ns = end_ns;
+  c.copy_kind = kind;
+  c.src_kind = src;
+  c.dst_kind = kind == CopyKind::kHostToDevice ? MemoryKind::kDevice : MemoryKind::kPageable;
+  c.bytes = bytes;
+  return row(c);
+}
+
+TraceBuilder& TraceBuilder::memset(int64_t bytes, int64_t start_ns, int64_t end_ns, int64_t stream) {
+  const int64_t correlation = next_correlation_++;
+  api("cudaMemsetAsync", start_ns - 1000, start_ns - 500, correlation);
+  MemsetRow m;
+  m.session_id = kSession;
+  m.stream_id = stream;
+  m.correlation_id = correlation;
+  m.start_ns = start_ns;
+  m.end_ns = end_ns;
+  m.bytes = bytes;
+  m.memory_kind = MemoryKind::kDevice;
+  return row(m);
+}
+
+TraceBuilder& TraceBuilder::nvtx(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t thread) {
+  NvtxRow n;
+  n.session_id = kSession;
+  n.kind = NvtxKind::kRange;
+  n.name = writer_.intern(name);
+  n.thread_id = thread;
+  n.start_ns = start_ns;
+  n.end_ns = end_ns;
+  return row(n);
+}
+
+TraceBuilder& TraceBuilder::memory(MemoryOp op, int64_t address, int64_t bytes, int64_t time_ns) {
+  MemoryEventRow m;
+  m.session_id = kSession;
+  m.timestamp_ns = time_ns;
+  m.op = op;
+  m.memory_kind = MemoryKind::kDevice;
+  m.address = address;
+  m.bytes = bytes;
+  return row(m);
+}
+
+Status TraceBuilder::finish() {
+  if (!status_) return status_;
+  return writer_.finish();
+}
+
+}  // namespace gpuscope::testing

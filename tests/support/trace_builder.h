@@ -1,0 +1,41 @@
+// Builds small traces for analyzer tests, one event per call, on one process with one H100-like GPU.
+// Times are plain nanoseconds from 0; every kernel, copy and memset gets a launching API call (so the
+// correlation ids join) unless said otherwise.
+#pragma once
+
+#include <string>
+
+#include "formats/status.h"
+#include "formats/trace_writer.h"
+
+namespace gpuscope::testing {
+
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(const std::string& path);
+
+  // A kernel on a stream, launched by cudaLaunchKernel at launch_ns (or 1 µs before start when < 0).
+  TraceBuilder& kernel(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t stream = 7,
+                       int64_t launch_ns = -1);
+  TraceBuilder& copy(schema::CopyKind kind, schema::MemoryKind src, int64_t bytes, int64_t start_ns, int64_t end_ns,
+                     int64_t stream = 7);
+  TraceBuilder& memset(int64_t bytes, int64_t start_ns, int64_t end_ns, int64_t stream = 7);
+  TraceBuilder& api(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t correlation_id = 0);
+  TraceBuilder& nvtx(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t thread = 1);
+  TraceBuilder& memory(schema::MemoryOp op, int64_t address, int64_t bytes, int64_t time_ns);
+  // Any row, for what the helpers above do not cover (unknown devices, odd values).
+  template <typename Row>
+  TraceBuilder& row(const Row& r) {
+    if (status_) status_ = writer_.append(r);
+    return *this;
+  }
+  TraceWriter& writer() { return writer_; }
+  Status finish();
+
+ private:
+  TraceWriter writer_;
+  Status status_;
+  int64_t next_correlation_ = 1;
+};
+
+}  // namespace gpuscope::testing
