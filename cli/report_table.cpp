@@ -114,6 +114,32 @@ void writeTable(std::FILE* out, const Report& report, size_t max_rows) {
   }
 }
 
+void writeVertical(std::FILE* out, const Report& report) {
+  std::fprintf(out, "%s\n", report.title.c_str());
+  size_t width = 0;
+  for (const Column& c : report.columns) width = std::max(width, c.title.size());
+  for (size_t c = 0; c < report.columns.size(); ++c) {
+    const Column& col = report.columns[c];
+    std::string line = "  " + col.title + std::string(width - col.title.size(), ' ');
+    for (const auto& row : report.rows) {
+      const Cell& v = row[c];
+      std::string text;
+      if (col.unit == Unit::kNanoseconds) {
+        text = formatDuration(static_cast<int64_t>(numberOf(v)));
+      } else if (col.unit == Unit::kBytes) {
+        text = formatBytes(static_cast<int64_t>(numberOf(v)));
+      } else if (col.unit == Unit::kShare) {
+        text = printf_string("%.1f %%", 100.0 * numberOf(v));
+      } else {
+        text = cellText(v, col.unit, {"", 1.0});
+      }
+      line += "  " + text;
+    }
+    std::fprintf(out, "%s\n", line.c_str());
+  }
+  if (report.rows.empty()) std::fprintf(out, "  (none)\n");
+}
+
 void writeCsv(std::FILE* out, const Report& report) {
   std::string line;
   for (size_t c = 0; c < report.columns.size(); ++c) line += (c ? "," : "") + report.columns[c].key;

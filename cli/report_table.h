@@ -39,6 +39,8 @@ struct Report {
 
 // Text table; at most max_rows rows (0: all), then a line saying how many were left out.
 void writeTable(std::FILE* out, const Report& report, size_t max_rows);
+// One line per column, one value column per row: for reports of a few wide rows (a summary).
+void writeVertical(std::FILE* out, const Report& report);
 void writeCsv(std::FILE* out, const Report& report);
 // An array of row objects keyed by column key.
 void writeJsonRows(JsonWriter& json, const Report& report);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analyzer/stats.h"
+#include "analyzer/timeline_analysis.h"
 #include "cli/command.h"
 #include "cli/report_table.h"
 
@@ -160,9 +161,45 @@ Report summaryReport(const Stats& s) {
   return r;
 }
 
+double ratio(int64_t part, int64_t whole) { return whole > 0 ? static_cast<double>(part) / whole : 0.0; }
+
+Report timelineReport(const std::vector<analysis::DeviceTimeline>& timelines, const analysis::TraceData& trace) {
+  Report r{"timeline",
+           "Idle time and launches (per GPU, inside its window)",
+           {{"device", "Device", Unit::kText},
+            {"window_ns", "Window", Unit::kNanoseconds},
+            {"busy_ns", "Busy", Unit::kNanoseconds},
+            {"idle_ns", "Idle", Unit::kNanoseconds},
+            {"idle_after_sync_ns", "  after a host sync", Unit::kNanoseconds},
+            {"idle_copy_wait_ns", "  host in a copy", Unit::kNanoseconds},
+            {"idle_launch_bound_ns", "  host launching too slowly", Unit::kNanoseconds},
+            {"idle_queued_ns", "  work queued, not started", Unit::kNanoseconds},
+            {"idle_gaps", "Idle gaps", Unit::kCount},
+            {"launch_latency_median_ns", "Launch to start, median", Unit::kNanoseconds},
+            {"launch_latency_idle_gpu_median_ns", "  onto an idle GPU", Unit::kNanoseconds},
+            {"launch_call_median_ns", "Launch call, median", Unit::kNanoseconds},
+            {"kernels", "Kernels", Unit::kCount},
+            {"short_kernels", "  shorter than a launch call", Unit::kCount},
+            {"short_kernel_share", "  share of kernels", Unit::kShare},
+            {"copy_ns", "Copies", Unit::kNanoseconds},
+            {"copy_overlap_ns", "  overlapped by kernels", Unit::kNanoseconds},
+            {"copy_overlap_share", "  share of copy time", Unit::kShare}},
+           {}};
+  for (const auto& t : timelines) {
+    const auto& i = t.idle;
+    r.rows.push_back({trace.deviceLabel(t.device), t.window_end_ns - t.window_start_ns, t.busy_ns, i.total_ns,
+                      i.after_sync_ns, i.copy_wait_ns, i.launch_bound_ns, i.queued_ns, i.gaps,
+                      t.launch_latency_all.median, t.launch_latency_on_idle_gpu.median, t.launch_call_ns, t.kernels,
+                      t.short_kernels, ratio(t.short_kernels, t.kernels), t.copy_ns, t.copy_overlap_ns,
+                      ratio(t.copy_overlap_ns, t.copy_ns)});
+  }
+  return r;
+}
+
 std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace) {
-  return {summaryReport(s),   kernelsReport(s), kernelClassesReport(s), apiReport(s),
-          transfersReport(s), nvtxReport(s),    devicesReport(s),       streamsReport(s, trace)};
+  return {summaryReport(s), kernelsReport(s),        kernelClassesReport(s),
+          apiReport(s),     transfersReport(s),      nvtxReport(s),
+          devicesReport(s), streamsReport(s, trace), timelineReport(analysis::analyzeTimeline(trace), trace)};
 }
 
 // Names nsys stats users know, mapped to ours.
@@ -197,22 +234,11 @@ void writeJson(const std::vector<Report>& reports, const Stats& s, const std::st
   json.flush();
 }
 
-void writeSummaryText(const Report& r) {
-  std::printf("%s\n", r.title.c_str());
-  for (size_t c = 0; c < r.columns.size(); ++c) {
-    const Cell& v = r.rows[0][c];
-    const int64_t n = std::get<int64_t>(v);
-    std::string text = r.columns[c].unit == Unit::kNanoseconds ? formatDuration(n)
-                       : r.columns[c].unit == Unit::kBytes     ? formatBytes(n)
-                                                               : std::to_string(n);
-    std::printf("  %-12s %s\n", r.columns[c].title.c_str(), text.c_str());
-  }
-}
-
 constexpr OptionSpec kOptions[] = {
     {"format", 0, "table|csv|json", "output format (default: table)"},
     {"report", 0, "NAME",
-     "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams (nsys names such as "
+     "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams, timeline (nsys "
+     "names such as "
      "cuda_gpu_kern_sum also work)"},
     {"limit", 0, "N", "rows per table in the table format (default: 20; 0: all)"},
 };
@@ -253,8 +279,8 @@ int runStats(const ParsedArgs& args) {
   for (size_t i = 0; i < reports.size(); ++i) {
     if (format == "csv") {
       writeCsv(stdout, reports[i]);
-    } else if (reports[i].name == "summary") {
-      writeSummaryText(reports[i]);
+    } else if (reports[i].name == "summary" || reports[i].name == "timeline") {
+      writeVertical(stdout, reports[i]);
     } else {
       writeTable(stdout, reports[i], static_cast<size_t>(limit));
     }
@@ -272,7 +298,8 @@ const Command& statsCommand() {
       "per-kernel, per-API, copy, NVTX and utilisation summaries of a trace",
       "gpuscope stats TRACE [options]",
       "Prints nsys-stats-like summaries: kernels by name and by class (with GEMM precision), CUDA API calls,\n"
-      "copies and memsets with their bandwidth, NVTX ranges, and how busy each GPU and stream was.\n"
+      "copies and memsets with their bandwidth, NVTX ranges, how busy each GPU and stream was, and why each\n"
+      "GPU was idle (after host syncs, host copies, slow launching, queued work), with launch latencies.\n"
       "The JSON form is described in docs/stats-json.md.",
       kOptions,
       runStats};

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/analyzer/load_for_test.h"
 #include "tests/support/sample_trace.h"
 #include "tests/support/trace_builder.h"
 
@@ -15,11 +16,7 @@ using schema::MemoryKind;
 using testing::TempDir;
 using testing::TraceBuilder;
 
-Stats statsOf(const std::string& path) {
-  Result<TraceData> t = loadTrace(path);
-  EXPECT_TRUE(t) << (t ? "" : t.status().message());
-  return t ? computeStats(*t) : Stats{};
-}
+Stats statsOf(const std::string& path) { return computeStats(loadForTest(path)); }
 
 const TransferSummary* findTransfer(const Stats& s, const std::string& operation, const std::string& memory) {
   for (const TransferSummary& t : s.transfers) {

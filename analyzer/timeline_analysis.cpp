@@ -1,0 +1,174 @@
+#include "analyzer/timeline_analysis.h"
+
+#include <algorithm>
+
+#include "analyzer/gpu_activity.h"
+#include "analyzer/launch_index.h"
+
+namespace gpuscope::analysis {
+
+namespace {
+
+struct WorkItem {
+  int64_t start = 0;
+  int64_t launch = kNone;  // start of the API call that issued it; kNone when it was not recorded
+  bool pageable_copy = false;
+};
+
+int64_t launchTime(const TraceData& t, const LaunchIndex& launches, int32_t session, int64_t correlation) {
+  const int32_t call = launches.callOf(session, correlation);
+  return call == kNone ? kNone : t.api_calls.start_ns[call];
+}
+
+// Every kernel, copy and memset of each device in start order, with when it was launched.
+std::vector<std::vector<WorkItem>> workByDevice(const TraceData& t, const LaunchIndex& launches) {
+  std::vector<std::vector<WorkItem>> work(t.devices.size());
+  auto add = [&](const GpuWorkColumns& c, size_t i, bool pageable) {
+    work[c.device[i]].push_back({c.start_ns[i], launchTime(t, launches, c.session[i], c.correlation_id[i]), pageable});
+  };
+  for (size_t i = 0; i < t.kernels.size(); ++i) add(t.kernels, i, false);
+  for (size_t i = 0; i < t.copies.size(); ++i) {
+    add(t.copies, i,
+        t.copies.src_kind[i] == schema::MemoryKind::kPageable || t.copies.dst_kind[i] == schema::MemoryKind::kPageable);
+  }
+  for (size_t i = 0; i < t.memsets.size(); ++i) add(t.memsets, i, false);
+  for (auto& w : work) {
+    std::stable_sort(w.begin(), w.end(), [](const WorkItem& a, const WorkItem& b) { return a.start < b.start; });
+  }
+  return work;
+}
+
+bool isSynchronousCopy(const std::string& name) {
+  return name.find("emcpy") != std::string::npos && name.find("Async") == std::string::npos;
+}
+
+// Per process: when the host stopped waiting for the GPU (synchronize calls, synchronous copies, CUPTI's
+// synchronisation records), sorted; and the host's copy calls, as intervals.
+struct HostWaits {
+  std::vector<std::vector<int64_t>> sync_ends;
+  std::vector<std::vector<Interval>> copy_calls;
+};
+
+HostWaits hostWaits(const TraceData& t) {
+  HostWaits w{std::vector<std::vector<int64_t>>(t.sessions.size()),
+              std::vector<std::vector<Interval>>(t.sessions.size())};
+  for (size_t i = 0; i < t.syncs.size(); ++i) w.sync_ends[t.syncs.session[i]].push_back(t.syncs.end_ns[i]);
+  const ApiTable& a = t.api_calls;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string& name = t.text(a.name[i]);
+    if (name.find("ynchronize") != std::string::npos || isSynchronousCopy(name)) {
+      w.sync_ends[a.session[i]].push_back(a.end_ns[i]);
+    }
+    if (name.find("emcpy") != std::string::npos) w.copy_calls[a.session[i]].push_back({a.start_ns[i], a.end_ns[i]});
+  }
+  for (auto& ends : w.sync_ends) std::sort(ends.begin(), ends.end());
+  for (auto& calls : w.copy_calls) calls = mergeIntervals(std::move(calls));
+  return w;
+}
+
+bool anyIn(const std::vector<int64_t>& sorted, int64_t after, int64_t up_to) {
+  auto it = std::upper_bound(sorted.begin(), sorted.end(), after);
+  return it != sorted.end() && *it <= up_to;
+}
+
+bool overlaps(const std::vector<Interval>& disjoint, int64_t start, int64_t end) {
+  auto it = std::upper_bound(disjoint.begin(), disjoint.end(), start,
+                             [](int64_t t, const Interval& i) { return t < i.end; });  // first ending after start
+  return it != disjoint.end() && it->start < end;
+}
+
+void classifyGap(int64_t gap_start, const WorkItem& next, const std::vector<int64_t>& sync_ends,
+                 const std::vector<Interval>& copy_calls, IdleBreakdown& idle) {
+  const int64_t length = next.start - gap_start;
+  idle.total_ns += length;
+  ++idle.gaps;
+  if (next.pageable_copy) {
+    idle.copy_wait_ns += length;
+  } else if (next.launch == kNone || next.launch <= gap_start) {
+    idle.queued_ns += length;
+  } else if (anyIn(sync_ends, gap_start, next.launch)) {
+    idle.after_sync_ns += length;
+  } else if (overlaps(copy_calls, gap_start, next.launch)) {
+    idle.copy_wait_ns += length;
+  } else {
+    idle.launch_bound_ns += length;
+  }
+}
+
+IdleBreakdown idleBreakdown(const std::vector<Interval>& busy, const std::vector<WorkItem>& work,
+                            const std::vector<int64_t>& sync_ends, const std::vector<Interval>& copy_calls) {
+  IdleBreakdown idle;
+  size_t next = 0;
+  for (size_t i = 1; i < busy.size(); ++i) {
+    while (next < work.size() && work[next].start < busy[i].start) ++next;  // the work that ends the gap
+    if (next < work.size()) classifyGap(busy[i - 1].end, work[next], sync_ends, copy_calls, idle);
+  }
+  return idle;
+}
+
+// Launch latency, launch-call cost and short kernels of one device.
+void measureLaunches(const TraceData& t, const LaunchIndex& launches, int32_t device, const std::vector<Interval>& busy,
+                     DeviceTimeline& out) {
+  std::vector<int64_t> all, on_idle, call_ns, durations;
+  const KernelTable& k = t.kernels;
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (k.device[i] != device) continue;
+    durations.push_back(k.end_ns[i] - k.start_ns[i]);
+    const int32_t call = launches.callOf(k.session[i], k.correlation_id[i]);
+    if (call == kNone) continue;
+    const int64_t launch = t.api_calls.start_ns[call];
+    call_ns.push_back(t.api_calls.end_ns[call] - launch);
+    all.push_back(std::max<int64_t>(0, k.start_ns[i] - launch));
+    // Launched onto an idle GPU: it opens a busy stretch, and was launched after the previous one ended.
+    auto it = std::upper_bound(busy.begin(), busy.end(), k.start_ns[i],
+                               [](int64_t s, const Interval& b) { return s < b.start; });
+    if (it != busy.begin() && std::prev(it)->start == k.start_ns[i] &&
+        (std::prev(it) == busy.begin() || launch >= std::prev(it, 2)->end)) {
+      on_idle.push_back(all.back());
+    }
+  }
+  out.kernels = static_cast<int64_t>(durations.size());
+  out.launch_latency_all = summarize(all);
+  out.launch_latency_on_idle_gpu = summarize(on_idle);
+  out.launch_call_ns = summarize(call_ns).median;
+  for (int64_t d : durations) {
+    if (d < out.launch_call_ns) {
+      ++out.short_kernels;
+      out.short_kernel_ns += d;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace) {
+  const LaunchIndex launches(trace);
+  const std::vector<DeviceActivity> activity = deviceActivity(trace);
+  const std::vector<std::vector<WorkItem>> work = workByDevice(trace, launches);
+  const HostWaits waits = hostWaits(trace);
+  std::vector<int32_t> session_of_device(trace.devices.size(), 0);
+  for (size_t s = 0; s < trace.sessions.size(); ++s) {
+    for (size_t d = 0; d < trace.devices.size(); ++d) {
+      if (trace.devices[d].session_id == trace.sessions[s].id) session_of_device[d] = static_cast<int32_t>(s);
+    }
+  }
+  std::vector<DeviceTimeline> out(trace.devices.size());
+  for (size_t d = 0; d < out.size(); ++d) {
+    DeviceTimeline& tl = out[d];
+    const DeviceActivity& a = activity[d];
+    tl.device = static_cast<int32_t>(d);
+    if (!a.busy.empty()) {
+      tl.window_start_ns = a.busy.front().start;
+      tl.window_end_ns = a.busy.back().end;
+    }
+    tl.busy_ns = totalLength(a.busy);
+    const int32_t session = session_of_device[d];
+    tl.idle = idleBreakdown(a.busy, work[d], waits.sync_ends[session], waits.copy_calls[session]);
+    measureLaunches(trace, launches, tl.device, a.busy, tl);
+    tl.copy_ns = totalLength(a.copies);
+    tl.copy_overlap_ns = overlapLength(a.kernels, a.copies);
+  }
+  return out;
+}
+
+}  // namespace gpuscope::analysis

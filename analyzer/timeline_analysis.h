@@ -1,0 +1,49 @@
+// Why a GPU sat idle, how long launches take to reach it, and whether copies overlapped compute: per
+// device, inside its window (its first GPU activity to its last; start-up before it is not idle time).
+#pragma once
+
+#include <vector>
+
+#include "analyzer/duration_stats.h"
+#include "analyzer/trace_data.h"
+
+namespace gpuscope::analysis {
+
+// Each idle gap is given to one cause, looked at from the work that ended it:
+//  - after_sync: that work was launched only after the GPU ran dry, and the host had waited for the GPU
+//    (a synchronize call or a synchronous copy ended) in between: the host drained the queue, then
+//    needed this long to give the GPU new work;
+//  - copy_wait: the host was inside a copy call (or the work is a pageable copy, which the host stages);
+//  - launch_bound: the work was launched after the GPU ran dry, with no sync in between: the host could
+//    not issue work as fast as the GPU ran it;
+//  - queued: the work was already queued when the GPU went idle (dependencies between streams, events,
+//    the GPU's own launch latency).
+struct IdleBreakdown {
+  int64_t total_ns = 0;
+  int64_t after_sync_ns = 0;
+  int64_t copy_wait_ns = 0;
+  int64_t launch_bound_ns = 0;
+  int64_t queued_ns = 0;
+  int64_t gaps = 0;
+};
+
+struct DeviceTimeline {
+  int32_t device = 0;
+  int64_t window_start_ns = 0, window_end_ns = 0;
+  int64_t busy_ns = 0;
+  IdleBreakdown idle;
+  // Kernel start minus the start of its launch call. `all` includes time queued behind earlier work (how
+  // far ahead the host runs); `on_idle_gpu` only kernels launched while the GPU had nothing to do: the
+  // launch cost itself.
+  DurationStats launch_latency_all, launch_latency_on_idle_gpu;
+  int64_t launch_call_ns = 0;  // median host time of the calls that launched kernels (0: none recorded)
+  int64_t kernels = 0;
+  int64_t short_kernels = 0;    // kernels that ran for less than launch_call_ns
+  int64_t short_kernel_ns = 0;  // their execution time
+  int64_t copy_ns = 0;          // time copies or memsets ran (union)
+  int64_t copy_overlap_ns = 0;  // of which a kernel ran at the same time
+};
+
+std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace);
+
+}  // namespace gpuscope::analysis

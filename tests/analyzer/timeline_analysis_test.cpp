@@ -1,0 +1,106 @@
+// Idle-time causes, launch latency, short kernels and copy/compute overlap, on traces built so that each
+// gap has one known cause, and on the fixtures whose programs are known to be launch- or copy-bound.
+#include "analyzer/timeline_analysis.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/analyzer/load_for_test.h"
+#include "tests/support/sample_trace.h"
+#include "tests/support/trace_builder.h"
+
+namespace gpuscope::analysis {
+namespace {
+
+using schema::CopyKind;
+using schema::MemoryKind;
+using testing::TempDir;
+using testing::TraceBuilder;
+
+DeviceTimeline timelineOf(const std::string& path) {
+  std::vector<DeviceTimeline> timelines = analyzeTimeline(loadForTest(path));
+  EXPECT_EQ(timelines.size(), 1u);
+  return timelines.empty() ? DeviceTimeline{} : timelines[0];
+}
+
+TEST(TimelineAnalysis, EachGapGetsItsCause) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.kernel("a", 10'000, 20'000, 7, 9'000);
+  // Launched at 25,000, after the GPU ran dry at 20,000, no sync in between: 5,000 + 1,000 ns launch-bound.
+  b.kernel("b", 26'000, 30'000, 7, 25'000);
+  // The host synchronised (returned at 31,000), then launched at 40,000: 11,000 ns after a sync.
+  b.api("cudaDeviceSynchronize", 28'000, 31'000);
+  b.kernel("c", 41'000, 50'000, 7, 40'000);
+  // Launched at 45,000 while c still ran, but started only at 52,000: 2,000 ns queued.
+  b.kernel("d", 52'000, 60'000, 8, 45'000);
+  // A pageable copy ends the last gap: 5,000 ns waiting on the host's staging.
+  b.copy(CopyKind::kHostToDevice, MemoryKind::kPageable, 1 << 20, 65'000, 70'000);
+  ASSERT_TRUE(b.finish());
+  const DeviceTimeline tl = timelineOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(tl.window_start_ns, 10'000);
+  EXPECT_EQ(tl.window_end_ns, 70'000);
+  EXPECT_EQ(tl.idle.gaps, 4);
+  EXPECT_EQ(tl.idle.launch_bound_ns, 6'000);
+  EXPECT_EQ(tl.idle.after_sync_ns, 11'000);
+  EXPECT_EQ(tl.idle.queued_ns, 2'000);
+  EXPECT_EQ(tl.idle.copy_wait_ns, 5'000);
+  EXPECT_EQ(tl.idle.total_ns, tl.window_end_ns - tl.window_start_ns - tl.busy_ns);
+}
+
+TEST(TimelineAnalysis, LaunchLatencyAndShortKernels) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  // The builder's launch calls last 500 ns; kernels of 300 ns are shorter than that.
+  b.kernel("tiny", 10'000, 10'300, 7, 8'000);   // launched onto an idle GPU: 2,000 ns to start
+  b.kernel("tiny", 10'300, 10'600, 7, 9'000);   // queued behind it: 1,300 ns
+  b.kernel("big", 10'600, 20'000, 7, 9'500);    // queued: 1,100 ns
+  b.kernel("tiny", 30'000, 30'300, 7, 26'000);  // idle GPU again: 4,000 ns
+  ASSERT_TRUE(b.finish());
+  const DeviceTimeline tl = timelineOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(tl.launch_call_ns, 500);
+  EXPECT_EQ(tl.kernels, 4);
+  EXPECT_EQ(tl.short_kernels, 3);
+  EXPECT_EQ(tl.short_kernel_ns, 900);
+  EXPECT_EQ(tl.launch_latency_on_idle_gpu.count, 2);
+  EXPECT_EQ(tl.launch_latency_on_idle_gpu.median, 2'000);
+  EXPECT_EQ(tl.launch_latency_on_idle_gpu.max, 4'000);
+  EXPECT_EQ(tl.launch_latency_all.count, 4);
+  EXPECT_EQ(tl.launch_latency_all.median, 1'300);
+}
+
+TEST(TimelineAnalysis, CopyComputeOverlap) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.kernel("k", 10'000, 20'000, 7);
+  b.copy(CopyKind::kHostToDevice, MemoryKind::kPinned, 1 << 20, 15'000, 25'000, 8);  // half under the kernel
+  ASSERT_TRUE(b.finish());
+  const DeviceTimeline tl = timelineOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(tl.copy_ns, 10'000);
+  EXPECT_EQ(tl.copy_overlap_ns, 5'000);
+  EXPECT_EQ(tl.idle.gaps, 0);
+}
+
+TEST(TimelineAnalysis, FixturesShowTheirKnownBottlenecks) {
+  // PyTorch's launch loop: the GPU waits for Python to launch, and every kernel is shorter than a launch.
+  const DeviceTimeline launch = timelineOf(testing::fixturePath("pytorch_launch_loop.gpuscope"));
+  EXPECT_GT(launch.idle.launch_bound_ns, launch.idle.total_ns / 2);
+  EXPECT_EQ(launch.short_kernels, launch.kernels);
+  // Pageable copies and a sync after each: idle time is the host copying and synchronising.
+  const DeviceTimeline pageable = timelineOf(testing::fixturePath("pageable_sync.gpuscope"));
+  EXPECT_GT(pageable.idle.copy_wait_ns + pageable.idle.after_sync_ns, pageable.idle.total_ns * 8 / 10);
+  // Four streams: copies overlap kernels.
+  const DeviceTimeline streams = timelineOf(testing::fixturePath("multi_stream.gpuscope"));
+  EXPECT_GT(streams.copy_overlap_ns, 0);
+}
+
+TEST(TimelineAnalysis, TraceWithoutGpuWork) {
+  TempDir dir;
+  ASSERT_TRUE(testing::writeEmptyTrace(dir.path("e.gpuscope")));
+  const DeviceTimeline tl = timelineOf(dir.path("e.gpuscope"));
+  EXPECT_EQ(tl.busy_ns, 0);
+  EXPECT_EQ(tl.idle.gaps, 0);
+  EXPECT_EQ(tl.launch_latency_all.count, 0);
+}
+
+}  // namespace
+}  // namespace gpuscope::analysis
