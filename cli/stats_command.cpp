@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/iterations.h"
 #include "analyzer/stats.h"
 #include "analyzer/timeline_analysis.h"
 #include "cli/command.h"
@@ -196,10 +197,44 @@ Report timelineReport(const std::vector<analysis::DeviceTimeline>& timelines, co
   return r;
 }
 
+Report iterationsReport(const analysis::Iterations& it) {
+  std::string title = "Iterations";
+  if (it.source == analysis::IterationSource::kNone) {
+    title += ": none found (no repeating NVTX range, kernel pattern or host synchronisation)";
+  } else {
+    title += " (from " + std::string(toString(it.source)) + " '" + it.marker + "'; " + std::to_string(it.list.size()) +
+             " found, " + std::to_string(it.warmupCount()) + " warm-up; steady median " +
+             formatDuration(it.steady_duration.median) + ")";
+  }
+  Report r{"iterations",
+           title,
+           {{"index", "#", Unit::kCount},
+            {"warmup", "Warm-up", Unit::kText},
+            {"duration_ns", "Duration", Unit::kNanoseconds},
+            {"kernels", "Kernels", Unit::kCount},
+            {"kernel_time_ns", "Kernel time", Unit::kNanoseconds},
+            {"gpu_span_ns", "GPU span", Unit::kNanoseconds},
+            {"start_ns", "Start", Unit::kCount}},
+           {}};
+  for (size_t i = 0; i < it.list.size(); ++i) {
+    const auto& x = it.list[i];
+    r.rows.push_back({static_cast<int64_t>(i), std::string(x.warmup ? "yes" : "no"), x.durationNs(), x.kernels,
+                      x.kernel_time_ns, x.gpu_end_ns - x.gpu_start_ns, x.start_ns});
+  }
+  return r;
+}
+
 std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace) {
-  return {summaryReport(s), kernelsReport(s),        kernelClassesReport(s),
-          apiReport(s),     transfersReport(s),      nvtxReport(s),
-          devicesReport(s), streamsReport(s, trace), timelineReport(analysis::analyzeTimeline(trace), trace)};
+  return {summaryReport(s),
+          kernelsReport(s),
+          kernelClassesReport(s),
+          apiReport(s),
+          transfersReport(s),
+          nvtxReport(s),
+          devicesReport(s),
+          streamsReport(s, trace),
+          timelineReport(analysis::analyzeTimeline(trace), trace),
+          iterationsReport(analysis::findIterations(trace))};
 }
 
 // Names nsys stats users know, mapped to ours.
@@ -237,7 +272,8 @@ void writeJson(const std::vector<Report>& reports, const Stats& s, const std::st
 constexpr OptionSpec kOptions[] = {
     {"format", 0, "table|csv|json", "output format (default: table)"},
     {"report", 0, "NAME",
-     "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams, timeline (nsys "
+     "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams, timeline, "
+     "iterations (nsys "
      "names such as "
      "cuda_gpu_kern_sum also work)"},
     {"limit", 0, "N", "rows per table in the table format (default: 20; 0: all)"},

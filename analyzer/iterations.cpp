@@ -1,0 +1,248 @@
+#include "analyzer/iterations.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "analyzer/launch_index.h"
+
+namespace gpuscope::analysis {
+
+namespace {
+
+// Chunks whose sizes vary by less than this (coefficient of variation) repeat regularly enough to be
+// iterations.
+constexpr double kRegularity = 0.1;
+// Found without annotations, fewer repeats than this are not evidence of a loop.
+constexpr size_t kMinIterations = 3;
+// An iteration is warm-up when it took this many times the median iteration.
+constexpr double kWarmupFactor = 1.5;
+
+// When each kernel was launched (its launch call's start), or its own start when no call was recorded.
+std::vector<int64_t> launchTimes(const TraceData& t) {
+  const LaunchIndex launches(t);
+  std::vector<int64_t> times(t.kernels.size());
+  for (size_t k = 0; k < times.size(); ++k) {
+    const int32_t call = launches.callOf(t.kernels.session[k], t.kernels.correlation_id[k]);
+    times[k] = call == kNone ? t.kernels.start_ns[k] : t.api_calls.start_ns[call];
+  }
+  return times;
+}
+
+double variation(const std::vector<double>& values) {
+  if (values.size() < 2) return 0;
+  double mean = 0, var = 0;
+  for (double v : values) mean += v;
+  mean /= static_cast<double>(values.size());
+  for (double v : values) var += (v - mean) * (v - mean);
+  return mean > 0 ? std::sqrt(var / static_cast<double>(values.size())) / mean : 1e9;
+}
+
+// "step 12" and "ProfilerStep#12" name every instance of one range differently; digits are not the name.
+std::string withoutDigits(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) {
+      out += c;
+    } else if (out.empty() || out.back() != '#') {
+      out += '#';
+    }
+  }
+  return out;
+}
+
+// Fills the kernel figures of iterations (sorted, disjoint host intervals) from the kernels launched in them.
+void assignKernels(const TraceData& t, const std::vector<int64_t>& launch, int32_t session, Iterations& it) {
+  for (Iteration& i : it.list) i.gpu_start_ns = INT64_MAX, i.gpu_end_ns = INT64_MIN;
+  for (size_t k = 0; k < t.kernels.size(); ++k) {
+    if (t.kernels.session[k] != session) continue;
+    auto pos = std::upper_bound(it.list.begin(), it.list.end(), launch[k],
+                                [](int64_t time, const Iteration& i) { return time < i.start_ns; });
+    if (pos == it.list.begin()) continue;
+    Iteration& i = *std::prev(pos);
+    if (launch[k] >= i.end_ns) continue;
+    ++i.kernels;
+    i.kernel_time_ns += t.kernels.end_ns[k] - t.kernels.start_ns[k];
+    i.gpu_start_ns = std::min(i.gpu_start_ns, t.kernels.start_ns[k]);
+    i.gpu_end_ns = std::max(i.gpu_end_ns, t.kernels.end_ns[k]);
+  }
+  for (Iteration& i : it.list) {
+    if (i.kernels == 0) i.gpu_start_ns = i.gpu_end_ns = i.start_ns;
+  }
+}
+
+// Kernel launches inside each instance of a repeating range.
+std::vector<double> launchesPerRange(const std::vector<int64_t>& sorted_launch, const std::vector<Iteration>& ranges) {
+  std::vector<double> counts;
+  for (const Iteration& r : ranges) {
+    counts.push_back(static_cast<double>(std::upper_bound(sorted_launch.begin(), sorted_launch.end(), r.end_ns) -
+                                         std::lower_bound(sorted_launch.begin(), sorted_launch.end(), r.start_ns)));
+  }
+  return counts;
+}
+
+// The repeating NVTX range, with regular kernel counts after its first instance, that covers the most
+// kernel launches (ties: the one with more instances). Irregular ranges (compilation, data loading) are
+// not iterations.
+Iterations fromNvtx(const TraceData& t, const std::vector<int64_t>& launch) {
+  using Key = std::tuple<int32_t, int32_t, std::string, int64_t>;  // session, domain, name, thread
+  std::map<Key, std::vector<Iteration>> groups;
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    if (t.nvtx.kind[r] != schema::NvtxKind::kRange) continue;
+    groups[{t.nvtx.session[r], t.nvtx.domain[r], withoutDigits(t.text(t.nvtx.name[r])), t.nvtx.thread_id[r]}].push_back(
+        {t.nvtx.start_ns[r], t.nvtx.end_ns[r]});
+  }
+  std::vector<int64_t> sorted_launch = launch;
+  std::sort(sorted_launch.begin(), sorted_launch.end());
+  Iterations best;
+  double best_covered = 0;
+  for (auto& [key, ranges] : groups) {
+    if (ranges.size() < 2) continue;
+    bool disjoint = true;
+    for (size_t i = 1; i < ranges.size(); ++i) disjoint = disjoint && ranges[i].start_ns >= ranges[i - 1].end_ns;
+    std::vector<double> counts = launchesPerRange(sorted_launch, ranges);
+    double covered = 0;
+    for (double c : counts) covered += c;
+    counts.erase(counts.begin());  // the first may be warm-up
+    const bool better = covered > best_covered || (covered == best_covered && ranges.size() > best.list.size());
+    if (disjoint && covered > 0 && variation(counts) <= kRegularity && better) {
+      best = {IterationSource::kNvtx, std::get<2>(key), std::get<0>(key), std::move(ranges), {}};
+      best_covered = covered;
+    }
+  }
+  // A range that holds under a third of the kernels is an annotation of a part, not of the iteration.
+  if (best_covered * 3 < static_cast<double>(launch.size())) return {};
+  return best;
+}
+
+// Kernels of the busiest device, in start order.
+std::vector<size_t> busiestDeviceKernels(const TraceData& t) {
+  std::vector<int64_t> per_device(t.devices.size(), 0);
+  for (int32_t d : t.kernels.device) ++per_device[d];
+  const auto busiest = std::max_element(per_device.begin(), per_device.end()) - per_device.begin();
+  std::vector<size_t> kernels;
+  for (size_t k = 0; k < t.kernels.size(); ++k) {
+    if (t.kernels.device[k] == busiest) kernels.push_back(k);
+  }
+  return kernels;
+}
+
+// Iterations as the stretches between host moments (launches of a marker kernel, or syncs), kept when the
+// kernels in them come in regular counts. boundaries are sorted host times.
+Iterations fromBoundaries(const TraceData& t, const std::vector<int64_t>& launch, const std::vector<size_t>& kernels,
+                          std::vector<int64_t> boundaries, IterationSource source, std::string marker) {
+  if (kernels.empty() || boundaries.size() < 2) return {};
+  const int32_t session = t.kernels.session[kernels[0]];
+  Iterations it{source, std::move(marker), session, {}, {}};
+  boundaries.push_back(launch[kernels.back()] + 1);  // the last stretch runs to the last launch
+  for (size_t b = 0; b + 1 < boundaries.size(); ++b) it.list.push_back({boundaries[b], boundaries[b + 1]});
+  assignKernels(t, launch, session, it);
+  std::erase_if(it.list, [](const Iteration& i) { return i.kernels == 0; });
+  if (it.list.size() < kMinIterations) return {};
+  // Before the first boundary the program was setting up: a stretch with under half the usual kernels.
+  std::vector<int64_t> kernel_counts;
+  for (const Iteration& i : it.list) kernel_counts.push_back(i.kernels);
+  if (it.list.front().kernels * 2 < summarize(kernel_counts).median) it.list.erase(it.list.begin());
+  std::vector<double> counts;
+  for (size_t i = 1; i < it.list.size(); ++i) counts.push_back(static_cast<double>(it.list[i].kernels));
+  // The last stretch may be cut short by the end of recording.
+  if (counts.size() > 2 && counts.back() < 0.9 * counts[counts.size() - 2]) {
+    counts.pop_back();
+    it.list.pop_back();
+  }
+  if (variation(counts) > kRegularity) return {};
+  return it;
+}
+
+// A kernel that runs once per iteration: of the names seen at least three times and at most once per
+// three kernels (so a loop of two alternating kernels is not taken for two-kernel iterations), the one
+// whose occurrences split the sequence most evenly; ties go to the one seen first (the iteration's start).
+Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& launch) {
+  const std::vector<size_t> kernels = busiestDeviceKernels(t);
+  const size_t n = kernels.size();
+  std::unordered_map<int32_t, std::vector<size_t>> positions;  // name id -> positions in the sequence
+  for (size_t p = 0; p < n; ++p) positions[t.configs[t.kernels.config[kernels[p]]].name.id].push_back(p);
+  int32_t best_name = 0;
+  double best_variation = kRegularity;
+  size_t best_count = 0, best_first = n;
+  for (const auto& [name, where] : positions) {
+    if (where.size() < kMinIterations || where.size() * 3 > n) continue;
+    std::vector<double> gaps;
+    for (size_t i = 1; i + 1 < where.size(); ++i) gaps.push_back(static_cast<double>(where[i + 1] - where[i]));
+    if (gaps.empty()) gaps.push_back(static_cast<double>(where[1] - where[0]));
+    const double v = variation(gaps);
+    const bool tie = v == best_variation && where.size() == best_count && where[0] < best_first;
+    if (v < best_variation || (v == best_variation && where.size() > best_count) || tie) {
+      best_name = name, best_variation = v, best_count = where.size(), best_first = where[0];
+    }
+  }
+  if (best_count == 0) return {};
+  std::vector<int64_t> boundaries;
+  for (size_t p : positions[best_name]) boundaries.push_back(launch[kernels[p]]);
+  return fromBoundaries(t, launch, kernels, boundaries, IterationSource::kKernelPattern, t.text(best_name));
+}
+
+// The host synchronisations of the busiest device's process, as iteration ends.
+Iterations fromHostSyncs(const TraceData& t, const std::vector<int64_t>& launch) {
+  const std::vector<size_t> kernels = busiestDeviceKernels(t);
+  if (kernels.empty()) return {};
+  const int32_t session = t.kernels.session[kernels[0]];
+  std::vector<int64_t> boundaries{t.startNs()};
+  for (size_t i = 0; i < t.api_calls.size(); ++i) {
+    if (t.api_calls.session[i] == session && t.text(t.api_calls.name[i]).find("ynchronize") != std::string::npos) {
+      boundaries.push_back(t.api_calls.end_ns[i]);
+    }
+  }
+  std::sort(boundaries.begin(), boundaries.end());
+  return fromBoundaries(t, launch, kernels, boundaries, IterationSource::kHostSync, "synchronize");
+}
+
+void markWarmup(Iterations& it) {
+  std::vector<int64_t> durations;
+  for (const Iteration& i : it.list) durations.push_back(i.durationNs());
+  const int64_t median = summarize(durations).median;
+  for (size_t i = 0; i < it.list.size() / 2; ++i) {
+    if (static_cast<double>(it.list[i].durationNs()) <= kWarmupFactor * static_cast<double>(median)) break;
+    it.list[i].warmup = true;
+  }
+  std::vector<int64_t> steady;
+  for (const Iteration& i : it.list) {
+    if (!i.warmup) steady.push_back(i.durationNs());
+  }
+  it.steady_duration = summarize(steady);
+}
+
+}  // namespace
+
+int64_t Iterations::warmupCount() const {
+  return std::count_if(list.begin(), list.end(), [](const Iteration& i) { return i.warmup; });
+}
+
+Iterations findIterations(const TraceData& trace) {
+  if (trace.kernels.size() == 0) return {};
+  const std::vector<int64_t> launch = launchTimes(trace);
+  Iterations it = fromNvtx(trace, launch);
+  if (it.source == IterationSource::kNvtx) {
+    assignKernels(trace, launch, it.session, it);
+  } else {
+    it = fromKernelPattern(trace, launch);
+    if (it.source == IterationSource::kNone) it = fromHostSyncs(trace, launch);
+  }
+  if (it.source != IterationSource::kNone) markWarmup(it);
+  return it;
+}
+
+std::string_view toString(IterationSource source) {
+  switch (source) {
+    case IterationSource::kNvtx: return "nvtx";
+    case IterationSource::kKernelPattern: return "kernel pattern";
+    case IterationSource::kHostSync: return "host sync";
+    case IterationSource::kNone: break;
+  }
+  return "none";
+}
+
+}  // namespace gpuscope::analysis

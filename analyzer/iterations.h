@@ -1,0 +1,40 @@
+// Training or inference iterations: found from NVTX ranges when the program has them ("step",
+// "ProfilerStep#3", "iteration 12"), otherwise from the repeating structure of its kernel sequence, or from
+// the host synchronisations that end each step. Per-iteration figures are what users compare.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "analyzer/duration_stats.h"
+#include "analyzer/trace_data.h"
+
+namespace gpuscope::analysis {
+
+struct Iteration {
+  int64_t start_ns = 0, end_ns = 0;          // host time: the NVTX range, or launch of its first kernel to the next's
+  int64_t gpu_start_ns = 0, gpu_end_ns = 0;  // its first kernel's start to its last kernel's end
+  int64_t kernels = 0;
+  int64_t kernel_time_ns = 0;  // execution time of its kernels, added up
+  bool warmup = false;         // one of the first iterations, markedly slower than the rest
+  // Host time or GPU time, whichever is longer: a GPU-bound step's kernels run on after its host range.
+  int64_t durationNs() const { return std::max(end_ns, gpu_end_ns) - start_ns; }
+};
+
+enum class IterationSource { kNone, kNvtx, kKernelPattern, kHostSync };
+
+struct Iterations {
+  IterationSource source = IterationSource::kNone;
+  std::string marker;  // the NVTX range name, or the kernel name that opens each iteration
+  int32_t session = 0;
+  std::vector<Iteration> list;
+  DurationStats steady_duration;  // durations of the iterations that are not warm-up, ns
+  int64_t warmupCount() const;
+};
+
+Iterations findIterations(const TraceData& trace);
+
+std::string_view toString(IterationSource source);  // "nvtx", "kernel pattern", "host sync", "none"
+
+}  // namespace gpuscope::analysis

@@ -1,0 +1,102 @@
+// Iterations found from NVTX ranges, kernel patterns and host synchronisations, on the fixtures (whose
+// programs know how many steps they ran) and on built traces.
+#include "analyzer/iterations.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/analyzer/load_for_test.h"
+#include "tests/support/sample_trace.h"
+#include "tests/support/trace_builder.h"
+
+namespace gpuscope::analysis {
+namespace {
+
+using testing::TempDir;
+using testing::TraceBuilder;
+
+Iterations iterationsOf(const std::string& path) { return findIterations(loadForTest(path)); }
+
+TEST(Iterations, NvtxStepsOfThePyTorchFixtures) {
+  // overhead_bench.py ran one warm-up and four measured steps, each an NVTX range "step".
+  for (const char* name : {"pytorch_gpt2_step.gpuscope", "pytorch_resnet_step.gpuscope"}) {
+    SCOPED_TRACE(name);
+    const Iterations it = iterationsOf(testing::fixturePath(name));
+    EXPECT_EQ(it.source, IterationSource::kNvtx);
+    EXPECT_EQ(it.marker, "step");
+    ASSERT_EQ(it.list.size(), 5u);
+    EXPECT_TRUE(it.list[0].warmup);
+    EXPECT_EQ(it.warmupCount(), 1);
+    for (size_t i = 2; i < it.list.size(); ++i) EXPECT_EQ(it.list[i].kernels, it.list[1].kernels);
+    EXPECT_EQ(it.steady_duration.count, 4);
+  }
+  // The GPT-2 step is GPU-bound: its kernels run on after the host range ends, and the iteration's time
+  // is the GPU's.
+  const Iterations gpt = iterationsOf(testing::fixturePath("pytorch_gpt2_step.gpuscope"));
+  EXPECT_GT(gpt.list[1].gpu_end_ns, gpt.list[1].end_ns);
+  EXPECT_EQ(gpt.list[1].durationNs(), gpt.list[1].gpu_end_ns - gpt.list[1].start_ns);
+}
+
+TEST(Iterations, NumberedNvtxRangesAreOneRange) {
+  const Iterations it = iterationsOf(testing::fixturePath("nvtx_training.gpuscope"));  // "step 0".."step 19"
+  EXPECT_EQ(it.source, IterationSource::kNvtx);
+  EXPECT_EQ(it.marker, "step #");
+  EXPECT_EQ(it.list.size(), 20u);
+}
+
+TEST(Iterations, KernelPatternWithoutAnnotations) {
+  const Iterations chain = iterationsOf(testing::fixturePath("elementwise_chain.gpuscope"));
+  EXPECT_EQ(chain.source, IterationSource::kKernelPattern);
+  EXPECT_EQ(chain.marker, "scale(float*, float, int)");  // the chain's first kernel opens each iteration
+  EXPECT_EQ(chain.list.size(), 50u);
+  for (const Iteration& i : chain.list) EXPECT_EQ(i.kernels, 4);
+  const Iterations graph = iterationsOf(testing::fixturePath("graph_replay.gpuscope"));
+  EXPECT_EQ(graph.source, IterationSource::kKernelPattern);
+  EXPECT_EQ(graph.list.size(), 200u);
+}
+
+TEST(Iterations, HostSynchronisationsEndSteps) {
+  // Two alternating kernels, 1,000 of each per step, a synchronize around every step: the pattern alone
+  // would give two-kernel iterations, the syncs give the steps.
+  const Iterations it = iterationsOf(testing::fixturePath("pytorch_launch_loop.gpuscope"));
+  EXPECT_EQ(it.source, IterationSource::kHostSync);
+  ASSERT_EQ(it.list.size(), 4u);  // one warm-up and three measured steps; the set-up before them is not one
+  for (const Iteration& i : it.list) EXPECT_EQ(i.kernels, 2000);
+}
+
+TEST(Iterations, NoneInProgramsWithoutALoop) {
+  for (const char* name : {"torch_kernels.gpuscope", "cupy_kernels.gpuscope", "launch_bound.gpuscope"}) {
+    EXPECT_EQ(iterationsOf(testing::fixturePath(name)).source, IterationSource::kNone) << name;
+  }
+  TempDir dir;
+  ASSERT_TRUE(testing::writeEmptyTrace(dir.path("e.gpuscope")));
+  EXPECT_TRUE(iterationsOf(dir.path("e.gpuscope")).list.empty());
+}
+
+TEST(Iterations, OuterStepWinsOverInnerPhasesAndIrregularRangesAreSkipped) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int step = 0; step < 4; ++step) {
+    b.nvtx("step", t, t + 100'000);
+    b.nvtx("forward", t, t + 40'000);
+    for (int k = 0; k < 3; ++k) b.kernel("fwd", t + 2'000 + k * 10'000, t + 9'000 + k * 10'000);
+    for (int k = 0; k < 3; ++k) b.kernel("bwd", t + 50'000 + k * 10'000, t + 57'000 + k * 10'000);
+    t += 200'000;
+  }
+  // A range around irregular amounts of work (data loading): 1, 5 and 2 kernels.
+  for (int n : {1, 5, 2}) {
+    b.nvtx("load", t, t + 100'000);
+    for (int k = 0; k < n; ++k) b.kernel("load", t + 2'000 + k * 10'000, t + 3'000 + k * 10'000);
+    t += 200'000;
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.source, IterationSource::kNvtx);
+  EXPECT_EQ(it.marker, "step");
+  ASSERT_EQ(it.list.size(), 4u);
+  EXPECT_EQ(it.list[0].kernels, 6);
+  EXPECT_EQ(it.list[0].kernel_time_ns, 6 * 7'000);
+}
+
+}  // namespace
+}  // namespace gpuscope::analysis
