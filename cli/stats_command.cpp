@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "analyzer/iterations.h"
+#include "analyzer/memory_categories.h"
+#include "analyzer/memory_timeline.h"
 #include "analyzer/stats.h"
 #include "analyzer/timeline_analysis.h"
 #include "cli/command.h"
@@ -224,7 +226,74 @@ Report iterationsReport(const analysis::Iterations& it) {
   return r;
 }
 
+Report memoryReport(const analysis::MemoryAnalysis& m, const analysis::TraceData& trace) {
+  const auto& leak = m.leak;
+  std::string title = "Device memory (allocations CUDA saw; for PyTorch, its caching allocator's segments)";
+  title += leak.growing
+               ? "\n  LEAK: live memory grew at every " +
+                     std::string(leak.basis == "iterations" ? "iteration" : "eighth of the run") + ", by " +
+                     formatBytes(leak.growth_per_sample_bytes) + " each"
+               : "\n  no steady growth (" +
+                     std::string(leak.basis.empty() ? "nothing to measure" : "measured over " + leak.basis) + ")";
+  Report r{"memory",
+           title,
+           {{"device", "Device", Unit::kText},
+            {"peak_bytes", "Peak", Unit::kBytes},
+            {"peak_at_ns", "Peak at (since start)", Unit::kNanoseconds},
+            {"live_at_peak", "Allocations at peak", Unit::kCount},
+            {"end_bytes", "Still allocated at end", Unit::kBytes},
+            {"allocations", "Allocations", Unit::kCount},
+            {"unmatched_frees", "Frees of earlier memory", Unit::kCount}},
+           {}};
+  for (const auto& d : m.devices) {
+    int64_t allocations = 0;
+    for (const auto& a : m.allocations) allocations += a.device == d.device;
+    r.rows.push_back({trace.deviceLabel(d.device), d.peak_bytes, d.peak_ns - trace.startNs(),
+                      static_cast<int64_t>(d.live_at_peak.size()), d.end_bytes, allocations, m.unmatched_frees});
+  }
+  return r;
+}
+
+Report memoryPeakReport(const analysis::MemoryAnalysis& m, const analysis::MemoryCategories& c,
+                        const analysis::TraceData& trace) {
+  Report r{"memory_peak",
+           "Alive at each device's peak (largest first)",
+           {{"device", "Device", Unit::kText},
+            {"bytes", "Size", Unit::kBytes},
+            {"age_ns", "Age at peak", Unit::kNanoseconds},
+            {"category", "Category", Unit::kText},
+            {"creator", "Made by", Unit::kText}},
+           {}};
+  for (const auto& d : m.devices) {
+    for (int32_t i : d.live_at_peak) {
+      const auto& a = m.allocations[i];
+      r.rows.push_back({trace.deviceLabel(d.device), a.bytes, d.peak_ns - a.alloc_ns,
+                        std::string(toString(c.of_allocation[i])), analysis::creatorOf(trace, a)});
+      if (r.rows.size() >= 200) return r;  // creators are looked up one by one; a peak of thousands needs --format json
+    }
+  }
+  return r;
+}
+
+Report memoryCategoriesReport(const analysis::MemoryCategories& c) {
+  Report r{"memory_categories",
+           std::string("Memory by category (device with the highest peak") +
+               (c.phases_found ? ")" : "; no forward/backward/optimizer NVTX ranges, so only set-up vs loop is told)"),
+           {{"category", "Category", Unit::kText},
+            {"allocations", "Allocations", Unit::kCount},
+            {"peak_bytes", "Own peak", Unit::kBytes},
+            {"at_device_peak_bytes", "At device peak", Unit::kBytes}},
+           {}};
+  for (const auto& u : c.usage) {
+    r.rows.push_back({std::string(toString(u.category)), u.allocations, u.peak_bytes, u.at_device_peak_bytes});
+  }
+  return r;
+}
+
 std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace) {
+  const analysis::Iterations iterations = analysis::findIterations(trace);
+  const analysis::MemoryAnalysis memory = analysis::analyzeMemory(trace, iterations);
+  const analysis::MemoryCategories categories = analysis::categorizeMemory(trace, iterations, memory);
   return {summaryReport(s),
           kernelsReport(s),
           kernelClassesReport(s),
@@ -234,7 +303,10 @@ std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace)
           devicesReport(s),
           streamsReport(s, trace),
           timelineReport(analysis::analyzeTimeline(trace), trace),
-          iterationsReport(analysis::findIterations(trace))};
+          iterationsReport(iterations),
+          memoryReport(memory, trace),
+          memoryCategoriesReport(categories),
+          memoryPeakReport(memory, categories, trace)};
 }
 
 // Names nsys stats users know, mapped to ours.
@@ -273,7 +345,7 @@ constexpr OptionSpec kOptions[] = {
     {"format", 0, "table|csv|json", "output format (default: table)"},
     {"report", 0, "NAME",
      "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams, timeline, "
-     "iterations (nsys "
+     "iterations, memory, memory_categories, memory_peak (nsys "
      "names such as "
      "cuda_gpu_kern_sum also work)"},
     {"limit", 0, "N", "rows per table in the table format (default: 20; 0: all)"},

@@ -1,0 +1,144 @@
+#include "analyzer/memory_categories.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace gpuscope::analysis {
+
+namespace {
+
+enum class Phase { kNone, kSetup, kForward, kBackward, kOptimizer, kAfter };
+
+struct PhaseRange {
+  int64_t start = 0, end = 0;
+  Phase phase = Phase::kNone;
+};
+
+Phase phaseOfName(std::string name) {
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (name.find("backward") != std::string::npos || name.find("bwd") != std::string::npos) return Phase::kBackward;
+  if (name.find("forward") != std::string::npos || name.find("fwd") != std::string::npos) return Phase::kForward;
+  if (name.find("optim") != std::string::npos) return Phase::kOptimizer;
+  return Phase::kNone;
+}
+
+// Where in the program a moment falls: set-up, a phase of an iteration (and which iteration), or after.
+class PhaseMap {
+ public:
+  PhaseMap(const TraceData& t, const Iterations& iterations) : iterations_(iterations) {
+    for (size_t r = 0; r < t.nvtx.size(); ++r) {
+      if (t.nvtx.kind[r] != schema::NvtxKind::kRange || t.nvtx.session[r] != iterations.session) continue;
+      if (Phase p = phaseOfName(t.text(t.nvtx.name[r])); p != Phase::kNone) {
+        ranges_.push_back({t.nvtx.start_ns[r], t.nvtx.end_ns[r], p});
+      }
+    }
+  }
+  bool phasesFound() const { return !ranges_.empty(); }
+
+  // -1 before the first iteration, list.size() after the last.
+  int64_t iterationAt(int64_t t) const {
+    const auto& list = iterations_.list;
+    if (list.empty() || t < list.front().start_ns) return -1;
+    auto it =
+        std::upper_bound(list.begin(), list.end(), t, [](int64_t x, const Iteration& i) { return x < i.start_ns; });
+    const auto index = static_cast<int64_t>(std::prev(it) - list.begin());
+    return t < std::prev(it)->end_ns || it != list.end() ? index : static_cast<int64_t>(list.size());
+  }
+
+  Phase phaseAt(int64_t t) const {
+    const int64_t i = iterationAt(t);
+    if (i < 0) return Phase::kSetup;
+    if (i >= static_cast<int64_t>(iterations_.list.size())) return Phase::kAfter;
+    auto it =
+        std::upper_bound(ranges_.begin(), ranges_.end(), t, [](int64_t x, const PhaseRange& r) { return x < r.start; });
+    while (it != ranges_.begin()) {
+      --it;
+      if (it->end > t) return it->phase;
+      if (t - it->start > kLookBackNs) break;
+    }
+    return Phase::kNone;
+  }
+
+ private:
+  static constexpr int64_t kLookBackNs = 600'000'000'000;  // ten minutes: no phase is longer
+  const Iterations& iterations_;
+  std::vector<PhaseRange> ranges_;  // in start order (NVTX rows are sorted by start)
+};
+
+MemoryCategory categoryOf(const Allocation& a, const PhaseMap& phases) {
+  const Phase made = phases.phaseAt(a.alloc_ns);
+  const bool kept = a.free_ns == kNone || phases.phaseAt(a.free_ns) == Phase::kAfter ||
+                    phases.iterationAt(a.free_ns) > phases.iterationAt(a.alloc_ns) + 1;
+  if (made == Phase::kSetup)
+    return kept || a.free_ns == kNone ? MemoryCategory::kParameters : MemoryCategory::kTemporaries;
+  if (made == Phase::kAfter) return MemoryCategory::kTemporaries;
+  const Phase freed = a.free_ns == kNone ? Phase::kAfter : phases.phaseAt(a.free_ns);
+  const bool same_iteration = a.free_ns != kNone && phases.iterationAt(a.free_ns) == phases.iterationAt(a.alloc_ns);
+  switch (made) {
+    case Phase::kOptimizer: return kept ? MemoryCategory::kOptimizerState : MemoryCategory::kTemporaries;
+    case Phase::kBackward:  // gradients outlive the backward pass (till zero_grad, or for good)
+      return kept || freed != Phase::kBackward || !same_iteration ? MemoryCategory::kGradients
+                                                                  : MemoryCategory::kTemporaries;
+    case Phase::kForward:
+      if (same_iteration && freed == Phase::kBackward) return MemoryCategory::kActivations;
+      if (same_iteration && freed == Phase::kForward) return MemoryCategory::kTemporaries;
+      return MemoryCategory::kOther;
+    default: return kept ? MemoryCategory::kOther : MemoryCategory::kTemporaries;
+  }
+}
+
+// Replays the allocations of one device by category to find each category's own peak.
+void measureUsage(const MemoryAnalysis& memory, int32_t device, MemoryCategories& c) {
+  struct Change {
+    int64_t time, delta;
+    MemoryCategory category;
+  };
+  std::vector<Change> changes;
+  for (size_t i = 0; i < memory.allocations.size(); ++i) {
+    const Allocation& a = memory.allocations[i];
+    if (a.device != device) continue;
+    changes.push_back({a.alloc_ns, a.bytes, c.of_allocation[i]});
+    if (a.free_ns != kNone) changes.push_back({a.free_ns, -a.bytes, c.of_allocation[i]});
+    ++c.usage[static_cast<size_t>(c.of_allocation[i])].allocations;
+    if (a.aliveAt(memory.devices[device].peak_ns)) {
+      c.usage[static_cast<size_t>(c.of_allocation[i])].at_device_peak_bytes += a.bytes;
+    }
+  }
+  // Frees before allocations at the same moment, so a reuse does not count twice.
+  std::stable_sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) {
+    return x.time != y.time ? x.time < y.time : x.delta < y.delta;
+  });
+  std::array<int64_t, kMemoryCategoryCount> live{};
+  for (const Change& ch : changes) {
+    CategoryUsage& u = c.usage[static_cast<size_t>(ch.category)];
+    live[static_cast<size_t>(ch.category)] += ch.delta;
+    if (live[static_cast<size_t>(ch.category)] > u.peak_bytes) {
+      u.peak_bytes = live[static_cast<size_t>(ch.category)];
+      u.peak_ns = ch.time;
+    }
+  }
+}
+
+}  // namespace
+
+MemoryCategories categorizeMemory(const TraceData& trace, const Iterations& iterations, const MemoryAnalysis& memory) {
+  MemoryCategories c;
+  for (int i = 0; i < kMemoryCategoryCount; ++i) c.usage[i].category = static_cast<MemoryCategory>(i);
+  const PhaseMap phases(trace, iterations);
+  c.phases_found = phases.phasesFound();
+  for (const Allocation& a : memory.allocations) c.of_allocation.push_back(categoryOf(a, phases));
+  if (memory.devices.empty()) return c;
+  const auto top = std::max_element(memory.devices.begin(), memory.devices.end(),
+                                    [](const auto& x, const auto& y) { return x.peak_bytes < y.peak_bytes; });
+  measureUsage(memory, top->device, c);
+  return c;
+}
+
+std::string_view toString(MemoryCategory category) {
+  static constexpr std::array<std::string_view, kMemoryCategoryCount> kNames = {
+      "parameters", "gradients", "optimizer_state", "activations", "temporaries", "other"};
+  return kNames[static_cast<size_t>(category)];
+}
+
+}  // namespace gpuscope::analysis

@@ -1,0 +1,42 @@
+// What device memory holds — parameters, gradients, optimizer state, activations, temporaries — told from
+// each allocation's lifetime against the iterations and their forward, backward and optimizer phases
+// (NVTX ranges whose names say forward/fwd, backward/bwd, optim), and each category's peak.
+#pragma once
+
+#include <array>
+#include <string_view>
+#include <vector>
+
+#include "analyzer/iterations.h"
+#include "analyzer/memory_timeline.h"
+
+namespace gpuscope::analysis {
+
+enum class MemoryCategory {
+  kParameters,      // allocated before the first iteration and kept (weights, and inputs kept on the GPU)
+  kGradients,       // made in a backward phase and kept past it
+  kOptimizerState,  // made in an optimizer phase and kept (Adam's moments)
+  kActivations,     // made in a forward phase, freed in the backward phase (saved for backward)
+  kTemporaries,     // made and freed within one phase, or within set-up
+  kOther,           // anything else (no phases to judge by, or kept from a forward phase)
+};
+inline constexpr int kMemoryCategoryCount = 6;
+
+struct CategoryUsage {
+  MemoryCategory category = MemoryCategory::kOther;
+  int64_t allocations = 0;
+  int64_t peak_bytes = 0, peak_ns = 0;  // the category's own peak
+  int64_t at_device_peak_bytes = 0;     // how much of the device's overall peak it was
+};
+
+struct MemoryCategories {
+  bool phases_found = false;                              // forward/backward/optimizer ranges were there to judge by
+  std::vector<MemoryCategory> of_allocation;              // parallel to MemoryAnalysis::allocations
+  std::array<CategoryUsage, kMemoryCategoryCount> usage;  // for the device with the highest peak
+};
+
+MemoryCategories categorizeMemory(const TraceData& trace, const Iterations& iterations, const MemoryAnalysis& memory);
+
+std::string_view toString(MemoryCategory category);  // "parameters", "gradients", "optimizer_state", …
+
+}  // namespace gpuscope::analysis

@@ -1,0 +1,189 @@
+#include "analyzer/memory_timeline.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace gpuscope::analysis {
+
+namespace {
+
+using schema::MemoryKind;
+
+bool isDeviceMemory(MemoryKind kind) {
+  return kind == MemoryKind::kDevice || kind == MemoryKind::kManaged || kind == MemoryKind::kArray;
+}
+
+// A leak must grow by at least this much, and by this share of where it started.
+constexpr int64_t kMinLeakBytes = 1 << 20;
+constexpr double kMinLeakShare = 0.05;
+constexpr int kTimeSamples = 8;
+constexpr size_t kMaxSuspects = 20;
+
+class Replay {
+ public:
+  explicit Replay(const TraceData& t) : t_(t), live_(t.sessions.size()), bytes_(t.devices.size(), 0) {
+    out_.devices.resize(t.devices.size());
+    for (size_t d = 0; d < out_.devices.size(); ++d) out_.devices[d].device = static_cast<int32_t>(d);
+  }
+
+  MemoryAnalysis run() {
+    const MemoryTable& m = t_.memory;
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (!isDeviceMemory(m.kind[i])) continue;
+      if (m.op[i] == schema::MemoryOp::kAllocation) {
+        allocate(i);
+      } else {
+        release(m.session[i], m.address[i], m.time_ns[i]);
+      }
+    }
+    for (DeviceMemory& d : out_.devices) d.end_bytes = bytes_[d.device];
+    return std::move(out_);
+  }
+
+ private:
+  void allocate(size_t i) {
+    const MemoryTable& m = t_.memory;
+    // An address allocated twice without a free in between: the free was not recorded.
+    if (live_[m.session[i]].count(m.address[i])) release(m.session[i], m.address[i], m.time_ns[i]);
+    Allocation a{m.session[i], m.device[i], m.address[i], m.bytes[i],
+                 m.time_ns[i], kNone,       m.kind[i],    m.correlation_id[i]};
+    live_[a.session][a.address] = static_cast<int32_t>(out_.allocations.size());
+    out_.allocations.push_back(a);
+    change(a.device, a.bytes, a.alloc_ns);
+  }
+
+  void release(int32_t session, int64_t address, int64_t time) {
+    auto it = live_[session].find(address);
+    if (it == live_[session].end()) {
+      ++out_.unmatched_frees;
+      return;
+    }
+    Allocation& a = out_.allocations[it->second];
+    a.free_ns = time;
+    live_[session].erase(it);
+    change(a.device, -a.bytes, time);
+  }
+
+  void change(int32_t device, int64_t delta, int64_t time) {
+    DeviceMemory& d = out_.devices[device];
+    bytes_[device] += delta;
+    d.timeline.push_back({time, bytes_[device]});
+    if (bytes_[device] > d.peak_bytes) {
+      d.peak_bytes = bytes_[device];
+      d.peak_ns = time;
+    }
+  }
+
+  const TraceData& t_;
+  std::vector<std::unordered_map<int64_t, int32_t>> live_;  // per session: address -> allocation
+  std::vector<int64_t> bytes_;                              // per device: live bytes now
+  MemoryAnalysis out_;
+};
+
+int64_t liveAt(const DeviceMemory& d, int64_t t) {
+  auto it = std::upper_bound(d.timeline.begin(), d.timeline.end(), t,
+                             [](int64_t time, const MemoryPoint& p) { return time < p.time_ns; });
+  return it == d.timeline.begin() ? 0 : std::prev(it)->live_bytes;
+}
+
+void findLiveAtPeak(MemoryAnalysis& m) {
+  for (size_t i = 0; i < m.allocations.size(); ++i) {
+    const Allocation& a = m.allocations[i];
+    DeviceMemory& d = m.devices[a.device];
+    if (d.peak_bytes > 0 && a.aliveAt(d.peak_ns)) d.live_at_peak.push_back(static_cast<int32_t>(i));
+  }
+  for (DeviceMemory& d : m.devices) {
+    std::stable_sort(d.live_at_peak.begin(), d.live_at_peak.end(),
+                     [&](int32_t x, int32_t y) { return m.allocations[x].bytes > m.allocations[y].bytes; });
+  }
+}
+
+// When to measure: the end of each steady iteration, or even points between the first and last allocation.
+std::vector<int64_t> samplePoints(const DeviceMemory& d, const Iterations& iterations, std::string& basis) {
+  std::vector<int64_t> points;
+  for (const Iteration& i : iterations.list) {
+    if (!i.warmup) points.push_back(i.end_ns);
+  }
+  if (points.size() >= 3) {
+    basis = "iterations";
+    return points;
+  }
+  points.clear();
+  basis = "time";
+  if (d.timeline.size() < 2) return points;
+  const int64_t first = d.timeline.front().time_ns;
+  int64_t last_growth = first;
+  for (size_t p = 1; p < d.timeline.size(); ++p) {
+    if (d.timeline[p].live_bytes > d.timeline[p - 1].live_bytes) last_growth = d.timeline[p].time_ns;
+  }
+  for (int k = 1; k <= kTimeSamples; ++k) points.push_back(first + (last_growth - first) * k / kTimeSamples);
+  return points;
+}
+
+LeakCheck checkLeak(const MemoryAnalysis& m, const Iterations& iterations) {
+  LeakCheck leak;
+  if (m.devices.empty()) return leak;
+  const DeviceMemory& d = *std::max_element(m.devices.begin(), m.devices.end(),
+                                            [](const auto& a, const auto& b) { return a.peak_bytes < b.peak_bytes; });
+  const std::vector<int64_t> points = samplePoints(d, iterations, leak.basis);
+  for (int64_t t : points) leak.samples.push_back(liveAt(d, t));
+  if (leak.samples.size() < 3) return leak;
+  int increases = 0;
+  bool never_falls = true;
+  for (size_t i = 1; i < leak.samples.size(); ++i) {
+    increases += leak.samples[i] > leak.samples[i - 1];
+    never_falls = never_falls && leak.samples[i] >= leak.samples[i - 1];
+  }
+  const int64_t growth = leak.samples.back() - leak.samples.front();
+  leak.growth_per_sample_bytes = growth / static_cast<int64_t>(leak.samples.size() - 1);
+  leak.growing = never_falls && increases * 4 >= static_cast<int>(leak.samples.size() - 1) * 3 &&
+                 growth >= std::max<int64_t>(kMinLeakBytes, static_cast<int64_t>(kMinLeakShare * leak.samples.front()));
+  if (!leak.growing) return leak;
+  for (size_t i = 0; i < m.allocations.size(); ++i) {
+    const Allocation& a = m.allocations[i];
+    if (a.device == d.device && a.alloc_ns > points.front() && a.aliveAt(points.back())) {
+      leak.suspects.push_back(static_cast<int32_t>(i));
+    }
+  }
+  std::stable_sort(leak.suspects.begin(), leak.suspects.end(),
+                   [&](int32_t x, int32_t y) { return m.allocations[x].bytes > m.allocations[y].bytes; });
+  if (leak.suspects.size() > kMaxSuspects) leak.suspects.resize(kMaxSuspects);
+  return leak;
+}
+
+// The innermost NVTX range of this thread open at time t ("" when none).
+std::string rangeAt(const TraceData& t, int32_t session, int64_t thread, int64_t time) {
+  const NvtxTable& n = t.nvtx;
+  auto it = std::upper_bound(n.start_ns.begin(), n.start_ns.end(), time);
+  // Walk back over the ranges that started before t; the first still open is the innermost. Bounded, so a
+  // trace of millions of short ranges cannot make one question slow.
+  for (int steps = 0; it != n.start_ns.begin() && steps < 100'000; ++steps) {
+    const size_t r = static_cast<size_t>(--it - n.start_ns.begin());
+    if (n.kind[r] == schema::NvtxKind::kRange && n.session[r] == session && n.thread_id[r] == thread &&
+        n.end_ns[r] > time) {
+      return t.text(n.name[r]);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iterations) {
+  MemoryAnalysis m = Replay(trace).run();
+  findLiveAtPeak(m);
+  m.leak = checkLeak(m, iterations);
+  return m;
+}
+
+std::string creatorOf(const TraceData& trace, const Allocation& a) {
+  const ApiTable& api = trace.api_calls;
+  for (size_t i = 0; i < api.size(); ++i) {
+    if (a.correlation_id == 0 || api.correlation_id[i] != a.correlation_id || api.session[i] != a.session) continue;
+    const std::string range = rangeAt(trace, a.session, api.thread_id[i], api.start_ns[i]);
+    return trace.text(api.name[i]) + (range.empty() ? "" : " in NVTX range '" + range + "'");
+  }
+  return "an allocation CUDA made itself (no API call recorded)";
+}
+
+}  // namespace gpuscope::analysis

@@ -1,0 +1,61 @@
+// Device memory over time, from the allocations and frees CUDA saw: live bytes per device, the peak and
+// exactly what was alive at it (size, age, which call and NVTX range made it), and whether memory grows
+// from iteration to iteration (a leak). For PyTorch these are the caching allocator's segments
+// (cudaMalloc of whole blocks); tensor-level memory needs the PyTorch bridge.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analyzer/iterations.h"
+#include "analyzer/trace_data.h"
+
+namespace gpuscope::analysis {
+
+struct Allocation {
+  int32_t session = 0, device = 0;
+  int64_t address = 0, bytes = 0;
+  int64_t alloc_ns = 0;
+  int64_t free_ns = kNone;  // kNone: still alive when recording ended
+  schema::MemoryKind kind = schema::MemoryKind::kUnknown;
+  int64_t correlation_id = 0;  // of the allocating API call
+  bool aliveAt(int64_t t) const { return alloc_ns <= t && (free_ns == kNone || free_ns > t); }
+};
+
+struct MemoryPoint {
+  int64_t time_ns = 0;
+  int64_t live_bytes = 0;  // after the change at time_ns
+};
+
+struct DeviceMemory {
+  int32_t device = 0;
+  std::vector<MemoryPoint> timeline;  // one point per allocation or free that changed the live bytes
+  int64_t peak_bytes = 0, peak_ns = 0;
+  std::vector<int32_t> live_at_peak;  // indexes into MemoryAnalysis::allocations, largest first
+  int64_t end_bytes = 0;              // still allocated when recording ended
+};
+
+// Whether live memory grew steadily: measured at the end of each steady iteration, or (without
+// iterations) at eight even points in time after the first allocation.
+struct LeakCheck {
+  bool growing = false;
+  std::string basis;             // "iterations" or "time"
+  std::vector<int64_t> samples;  // live bytes at each measuring point
+  int64_t growth_per_sample_bytes = 0;
+  std::vector<int32_t> suspects;  // allocations made after the first measuring point and never freed, largest first
+};
+
+struct MemoryAnalysis {
+  std::vector<Allocation> allocations;  // device memory only (device, managed, array kinds), in allocation order
+  std::vector<DeviceMemory> devices;    // one per TraceData::devices entry
+  int64_t unmatched_frees = 0;          // frees of memory allocated before recording began (ignored)
+  LeakCheck leak;                       // for the device with the highest peak
+};
+
+MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iterations);
+
+// Who made an allocation: "cudaMalloc in NVTX range 'forward'" (the innermost range on the allocating
+// thread), or what is known of it.
+std::string creatorOf(const TraceData& trace, const Allocation& allocation);
+
+}  // namespace gpuscope::analysis

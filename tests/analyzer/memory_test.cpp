@@ -1,0 +1,114 @@
+// The memory timeline, its peak and what is alive at it, leaks, and categories: on the samples that know
+// what they allocated, and on built traces.
+#include <gtest/gtest.h>
+
+#include "analyzer/memory_categories.h"
+#include "analyzer/memory_timeline.h"
+#include "tests/analyzer/load_for_test.h"
+#include "tests/support/sample_trace.h"
+#include "tests/support/trace_builder.h"
+
+namespace gpuscope::analysis {
+namespace {
+
+using schema::MemoryOp;
+using testing::TempDir;
+using testing::TraceBuilder;
+
+constexpr int64_t kMiB = 1 << 20;
+
+struct Analysed {
+  TraceData trace;
+  Iterations iterations;
+  MemoryAnalysis memory;
+  MemoryCategories categories;
+};
+
+Analysed analyse(const std::string& path) {
+  Analysed a{loadForTest(path), {}, {}, {}};
+  a.iterations = findIterations(a.trace);
+  a.memory = analyzeMemory(a.trace, a.iterations);
+  a.categories = categorizeMemory(a.trace, a.iterations, a.memory);
+  return a;
+}
+
+int64_t categoryPeak(const MemoryCategories& c, MemoryCategory category) {
+  return c.usage[static_cast<size_t>(category)].peak_bytes;
+}
+
+TEST(Memory, TrainingSampleShowsWhatItAllocated) {
+  // nvtx_training: 4 layers of 4 MiB weights plus 4 MiB input and target before the loop; 4 gradients in
+  // the first backward; 8 Adam moments in the first optimizer step; 4 activations per forward, freed in
+  // backward; a 4 MiB gradient buffer made and freed in each backward.
+  const Analysed a = analyse(testing::fixturePath("nvtx_training.gpuscope"));
+  ASSERT_TRUE(a.categories.phases_found);
+  EXPECT_EQ(categoryPeak(a.categories, MemoryCategory::kParameters), 24 * kMiB + 4);  // and the 4-byte loss
+  EXPECT_EQ(categoryPeak(a.categories, MemoryCategory::kGradients), 16 * kMiB);
+  EXPECT_EQ(categoryPeak(a.categories, MemoryCategory::kOptimizerState), 32 * kMiB);
+  EXPECT_EQ(categoryPeak(a.categories, MemoryCategory::kActivations), 16 * kMiB);
+  EXPECT_EQ(categoryPeak(a.categories, MemoryCategory::kTemporaries), 4 * kMiB);
+  EXPECT_EQ(categoryPeak(a.categories, MemoryCategory::kOther), 0);
+  ASSERT_EQ(a.memory.devices.size(), 1u);
+  const DeviceMemory& d = a.memory.devices[0];
+  EXPECT_EQ(d.peak_bytes, 92 * kMiB + 4);
+  EXPECT_EQ(d.end_bytes, 0);
+  int64_t at_peak = 0;
+  for (int32_t i : d.live_at_peak) at_peak += a.memory.allocations[i].bytes;
+  EXPECT_EQ(at_peak, d.peak_bytes);
+  EXPECT_FALSE(a.memory.leak.growing);
+  EXPECT_EQ(a.memory.leak.basis, "iterations");
+  EXPECT_EQ(creatorOf(a.trace, a.memory.allocations[d.live_at_peak[0]]).rfind("cudaMalloc", 0), 0u);
+}
+
+TEST(Memory, LeakSampleIsALeak) {
+  // memory_leak: 64 steps allocate 8 MiB each and free every fourth: 48 stay until exit.
+  const Analysed a = analyse(testing::fixturePath("memory_leak.gpuscope"));
+  ASSERT_EQ(a.memory.devices.size(), 1u);
+  EXPECT_EQ(a.memory.devices[0].peak_bytes, 48 * 8 * kMiB);
+  EXPECT_EQ(a.memory.devices[0].live_at_peak.size(), 48u);
+  EXPECT_TRUE(a.memory.leak.growing);
+  EXPECT_GT(a.memory.leak.growth_per_sample_bytes, 8 * kMiB);
+  EXPECT_FALSE(a.memory.leak.suspects.empty());
+  for (int32_t i : a.memory.leak.suspects) EXPECT_EQ(a.memory.allocations[i].bytes, 8 * kMiB);
+}
+
+TEST(Memory, PyTorchCachingAllocatorGrowsInWarmupOnly) {
+  const Analysed a = analyse(testing::fixturePath("pytorch_gpt2_step.gpuscope"));
+  EXPECT_GT(a.memory.devices[0].peak_bytes, 1LL << 30);
+  EXPECT_FALSE(a.memory.leak.growing);  // segments are cached after the warm-up step
+}
+
+TEST(Memory, FreesOfUnknownMemoryAndReusedAddresses) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.memory(MemoryOp::kRelease, 0x1000, 0, 100);  // allocated before recording
+  b.memory(MemoryOp::kAllocation, 0x2000, 10 * kMiB, 200);
+  b.memory(MemoryOp::kAllocation, 0x2000, 3 * kMiB, 300);  // its free was not recorded
+  b.memory(MemoryOp::kAllocation, 0x9000, 1 * kMiB, 400);
+  b.memory(MemoryOp::kRelease, 0x9000, 0, 500);
+  ASSERT_TRUE(b.finish());
+  const Analysed a = analyse(dir.path("t.gpuscope"));
+  EXPECT_EQ(a.memory.unmatched_frees, 1);
+  ASSERT_EQ(a.memory.allocations.size(), 3u);
+  EXPECT_EQ(a.memory.allocations[0].free_ns, 300);
+  const DeviceMemory& d = a.memory.devices[0];
+  EXPECT_EQ(d.peak_bytes, 10 * kMiB);
+  EXPECT_EQ(d.peak_ns, 200);
+  EXPECT_EQ(d.end_bytes, 3 * kMiB);
+  ASSERT_EQ(d.timeline.size(), 5u);  // +10, -10, +3, +1, -1
+  EXPECT_EQ(d.timeline[3].live_bytes, 4 * kMiB);
+  // No loop and no phases: what stays from the start counts as parameters.
+  EXPECT_FALSE(a.categories.phases_found);
+}
+
+TEST(Memory, NoAllocationsNoAnswersNoCrash) {
+  TempDir dir;
+  ASSERT_TRUE(testing::writeEmptyTrace(dir.path("e.gpuscope")));
+  const Analysed a = analyse(dir.path("e.gpuscope"));
+  EXPECT_TRUE(a.memory.allocations.empty());
+  EXPECT_EQ(a.memory.devices[0].peak_bytes, 0);
+  EXPECT_FALSE(a.memory.leak.growing);
+}
+
+}  // namespace
+}  // namespace gpuscope::analysis
