@@ -6,6 +6,7 @@
 
 #include "analyzer/iterations.h"
 #include "analyzer/memory_categories.h"
+#include "analyzer/memory_model.h"
 #include "analyzer/memory_timeline.h"
 #include "analyzer/stats.h"
 #include "analyzer/timeline_analysis.h"
@@ -290,6 +291,33 @@ Report memoryCategoriesReport(const analysis::MemoryCategories& c) {
   return r;
 }
 
+Report memoryModelReport(const analysis::MemoryModel& m) {
+  Report r{"memory_model",
+           "Memory model M = P*D_param + P*D_grad + B*A*D_act + O*P*D_opt, fitted at the peak (P = " +
+               std::to_string(m.parameter_count) +
+               " fp32 parameters, O = " + std::to_string(m.optimizer_states_per_param).substr(0, 4) +
+               " optimizer values per parameter), and what-ifs",
+           {{"item", "Item", Unit::kText},
+            {"bytes", "Peak", Unit::kBytes},
+            {"change_bytes", "Change", Unit::kBytes},
+            {"basis", "Based on", Unit::kText}},
+           {}};
+  const auto& t = m.terms;
+  const std::string measured = "measured at the peak";
+  r.rows.push_back({std::string("parameters  P*D_param"), t.parameters, int64_t{0}, measured});
+  r.rows.push_back({std::string("gradients   P*D_grad"), t.gradients, int64_t{0}, measured});
+  r.rows.push_back({std::string("activations B*A*D_act"), t.activations, int64_t{0}, measured});
+  r.rows.push_back({std::string("optimizer   O*P*D_opt"), t.optimizer_state, int64_t{0}, measured});
+  r.rows.push_back({std::string("unexplained (temporaries, other)"), t.unexplained, int64_t{0}, measured});
+  r.rows.push_back(
+      {std::string("measured peak"), m.measured_peak_bytes, int64_t{0}, std::string("allocations CUDA saw")});
+  for (const auto& w : m.what_ifs) {
+    r.rows.push_back(
+        {"what if: " + w.change, w.predicted_peak_bytes, w.predicted_peak_bytes - m.measured_peak_bytes, w.basis});
+  }
+  return r;
+}
+
 std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace) {
   const analysis::Iterations iterations = analysis::findIterations(trace);
   const analysis::MemoryAnalysis memory = analysis::analyzeMemory(trace, iterations);
@@ -306,6 +334,7 @@ std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace)
           iterationsReport(iterations),
           memoryReport(memory, trace),
           memoryCategoriesReport(categories),
+          memoryModelReport(analysis::fitMemoryModel(memory, categories, iterations)),
           memoryPeakReport(memory, categories, trace)};
 }
 
@@ -345,7 +374,7 @@ constexpr OptionSpec kOptions[] = {
     {"format", 0, "table|csv|json", "output format (default: table)"},
     {"report", 0, "NAME",
      "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams, timeline, "
-     "iterations, memory, memory_categories, memory_peak (nsys "
+     "iterations, memory, memory_categories, memory_model, memory_peak (nsys "
      "names such as "
      "cuda_gpu_kern_sum also work)"},
     {"limit", 0, "N", "rows per table in the table format (default: 20; 0: all)"},

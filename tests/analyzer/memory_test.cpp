@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/memory_categories.h"
+#include "analyzer/memory_model.h"
 #include "analyzer/memory_timeline.h"
 #include "tests/analyzer/load_for_test.h"
 #include "tests/support/sample_trace.h"
@@ -108,6 +109,37 @@ TEST(Memory, NoAllocationsNoAnswersNoCrash) {
   EXPECT_TRUE(a.memory.allocations.empty());
   EXPECT_EQ(a.memory.devices[0].peak_bytes, 0);
   EXPECT_FALSE(a.memory.leak.growing);
+}
+
+}  // namespace
+}  // namespace gpuscope::analysis
+
+namespace gpuscope::analysis {
+namespace {
+
+TEST(MemoryModel, FittedToTheTrainingSampleAndItsWhatIfs) {
+  const Analysed a = analyse(testing::fixturePath("nvtx_training.gpuscope"));
+  const MemoryModel m = fitMemoryModel(a.memory, a.categories, a.iterations);
+  EXPECT_EQ(m.measured_peak_bytes, 92 * kMiB + 4);
+  EXPECT_EQ(m.terms.total(), m.measured_peak_bytes);    // fitted at the peak: the terms add up to it
+  EXPECT_EQ(m.parameter_count, 4 * kMiB);               // four layers of 1 Mi fp32 weights
+  EXPECT_DOUBLE_EQ(m.optimizer_states_per_param, 2.0);  // Adam: two moments
+  EXPECT_EQ(m.layers, 4);
+  auto predicted = [&](const std::string& prefix) {
+    for (const WhatIf& w : m.what_ifs) {
+      if (w.change.rfind(prefix, 0) == 0) return w.predicted_peak_bytes;
+    }
+    ADD_FAILURE() << "no what-if " << prefix;
+    return int64_t{-1};
+  };
+  EXPECT_EQ(predicted("bf16 activations"), m.measured_peak_bytes - 8 * kMiB);
+  EXPECT_EQ(predicted("8-bit optimizer"), m.measured_peak_bytes - 24 * kMiB);
+  EXPECT_EQ(predicted("optimizer state sharded over 8"), m.measured_peak_bytes - 28 * kMiB);
+  EXPECT_EQ(predicted("batch size x2"), m.measured_peak_bytes + 16 * kMiB);
+  EXPECT_EQ(predicted("batch size /2"), m.measured_peak_bytes - 8 * kMiB);
+  // Four layers in two segments keep two boundaries and recompute one half: no saving at this depth.
+  EXPECT_EQ(predicted("activation checkpointing in 2"), m.measured_peak_bytes);
+  for (const WhatIf& w : m.what_ifs) EXPECT_FALSE(w.basis.empty()) << w.change;
 }
 
 }  // namespace
