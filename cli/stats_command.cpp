@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/fusion_chains.h"
 #include "analyzer/iterations.h"
 #include "analyzer/memory_categories.h"
 #include "analyzer/memory_model.h"
@@ -318,6 +319,32 @@ Report memoryModelReport(const analysis::MemoryModel& m) {
   return r;
 }
 
+Report fusionReport(const std::vector<analysis::FusionPattern>& patterns) {
+  Report r{"fusion",
+           "Fusable kernel chains (recurring patterns, largest estimated saving first)",
+           {{"saving_ns", "Est. saving", Unit::kNanoseconds},
+            {"occurrences", "Times", Unit::kCount},
+            {"kernel_count", "Kernels", Unit::kCount},
+            {"kernel_time_ns", "Kernel time", Unit::kNanoseconds},
+            {"gap_time_ns", "Gaps", Unit::kNanoseconds},
+            {"launches_removed", "Launches saved", Unit::kCount},
+            {"intermediate_bytes", "Traffic saved", Unit::kBytes},
+            {"kind", "Kind", Unit::kText},
+            {"kernels", "Kernels", Unit::kText},
+            {"basis", "Based on", Unit::kText}},
+           {}};
+  for (const auto& p : patterns) {
+    std::string names;
+    for (size_t i = 0; i < p.kernels.size(); ++i) {
+      names += (i ? " -> " : "") + std::string(toString(p.classes[i])) + ":" + p.kernels[i].substr(0, 60);
+    }
+    r.rows.push_back({p.saving_ns, p.occurrences, static_cast<int64_t>(p.kernels.size()), p.kernel_time_ns,
+                      p.gap_time_ns, p.launches_removed, p.intermediate_bytes, std::string(toString(p.kind)), names,
+                      p.basis});
+  }
+  return r;
+}
+
 std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace) {
   const analysis::Iterations iterations = analysis::findIterations(trace);
   const analysis::MemoryAnalysis memory = analysis::analyzeMemory(trace, iterations);
@@ -335,7 +362,8 @@ std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace)
           memoryReport(memory, trace),
           memoryCategoriesReport(categories),
           memoryModelReport(analysis::fitMemoryModel(memory, categories, iterations)),
-          memoryPeakReport(memory, categories, trace)};
+          memoryPeakReport(memory, categories, trace),
+          fusionReport(analysis::findFusableChains(trace, iterations))};
 }
 
 // Names nsys stats users know, mapped to ours.
@@ -374,7 +402,7 @@ constexpr OptionSpec kOptions[] = {
     {"format", 0, "table|csv|json", "output format (default: table)"},
     {"report", 0, "NAME",
      "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams, timeline, "
-     "iterations, memory, memory_categories, memory_model, memory_peak (nsys "
+     "iterations, memory, memory_categories, memory_model, memory_peak, fusion (nsys "
      "names such as "
      "cuda_gpu_kern_sum also work)"},
     {"limit", 0, "N", "rows per table in the table format (default: 20; 0: all)"},

@@ -1,0 +1,155 @@
+#include "analyzer/fusion_chains.h"
+
+#include <algorithm>
+#include <map>
+
+namespace gpuscope::analysis {
+
+namespace {
+
+// Device bandwidth when the trace does not record it (an H100 SXM's 3.35 TB/s).
+constexpr double kDefaultBandwidth = 3.35e12;
+
+struct Chain {
+  FusionKind kind;
+  std::vector<size_t> kernels;  // indexes into trace.kernels, in stream order
+};
+
+constexpr int32_t kExcluded = -1;
+// A GPU gap longer than this between two kernels means the host did something else in between (loading
+// data, synchronising): the kernels are not one chain, and the gap is not what fusion saves.
+constexpr int64_t kMaxGapNs = 1'000'000;  // warm-up, set-up and teardown kernels are not part of any pattern
+
+// Which steady iteration each kernel ran in (by its GPU start); kExcluded for warm-up iterations and
+// outside all iterations. All 0 without iterations, so chains then only break at other work.
+std::vector<int32_t> iterationOfKernels(const TraceData& t, const Iterations& iterations) {
+  std::vector<int32_t> of(t.kernels.size(), 0);
+  if (iterations.list.empty()) return of;
+  const auto& list = iterations.list;  // in time order, GPU spans too
+  for (size_t k = 0; k < of.size(); ++k) {
+    const int64_t start = t.kernels.start_ns[k];
+    auto it = std::upper_bound(list.begin(), list.end(), start,
+                               [](int64_t s, const Iteration& i) { return s < i.gpu_start_ns; });
+    const bool inside = it != list.begin() && start < std::prev(it)->gpu_end_ns && !std::prev(it)->warmup;
+    of[k] = inside ? static_cast<int32_t>(it - list.begin() - 1) : kExcluded;
+  }
+  return of;
+}
+
+// Walks each stream's kernels and cuts them into chains: a run of memory-bound kernels, or a GEMM or
+// convolution with the elementwise kernels right after it. Copies and memsets between kernels on the
+// stream do not break a chain here (they are rare between fusable kernels); iterations and long gaps do.
+std::vector<Chain> findChains(const TraceData& t, const std::vector<KernelKind>& kind,
+                              const std::vector<int32_t>& iteration) {
+  std::vector<std::vector<size_t>> by_stream(t.streams.size());
+  for (size_t k = 0; k < t.kernels.size(); ++k) by_stream[t.kernels.stream[k]].push_back(k);
+  std::vector<Chain> chains;
+  for (const std::vector<size_t>& stream : by_stream) {
+    Chain current{FusionKind::kMemoryBoundChain, {}};
+    auto close = [&] {
+      if (current.kernels.size() >= 2) chains.push_back(current);
+      current.kernels.clear();
+    };
+    for (size_t k : stream) {
+      if (iteration[k] == kExcluded) {
+        close();
+        continue;
+      }
+      const KernelKind& kk = kind[k];
+      const bool compute = kk.cls == KernelClass::kGemm || kk.cls == KernelClass::kConvolution;
+      const bool same_iteration =
+          current.kernels.empty() || (iteration[current.kernels.back()] == iteration[k] &&
+                                      t.kernels.start_ns[k] - t.kernels.end_ns[current.kernels.back()] <= kMaxGapNs);
+      const bool extends =
+          !current.kernels.empty() && same_iteration && current.kernels.size() < kMaxChainLength &&
+          (current.kind == FusionKind::kGemmEpilogue ? kk.cls == KernelClass::kElementwise : kk.memoryBound());
+      if (extends) {
+        current.kernels.push_back(k);
+        continue;
+      }
+      close();
+      if (compute) {
+        current = {FusionKind::kGemmEpilogue, {k}};
+      } else if (kk.memoryBound()) {
+        current = {FusionKind::kMemoryBoundChain, {k}};
+      }
+    }
+    close();
+  }
+  return chains;
+}
+
+std::string basisText(FusionKind kind, double bandwidth) {
+  const std::string gbps = std::to_string(static_cast<int64_t>(bandwidth / 1e9));
+  if (kind == FusionKind::kGemmEpilogue) {
+    return "the elementwise kernels' time and the GPU idle time before them, applied instead in the GEMM's epilogue "
+           "(cuBLASLt and cuDNN fuse bias and activations); bytes: their traffic at " +
+           gbps + " GB/s";
+  }
+  return "a fused kernel still reads the chain's inputs and writes its outputs, about as long as its longest member; "
+         "the rest of the members' time is intermediate tensors written and read back (bytes at " +
+         gbps + " GB/s, the device's bandwidth), and the GPU idle time between members goes with their launches";
+}
+
+// Adds one occurrence of a chain to its pattern.
+void addOccurrence(const TraceData& t, const Chain& chain, double bandwidth, FusionPattern& p) {
+  int64_t total = 0, longest = 0, gaps = 0, epilogue = 0;
+  for (size_t i = 0; i < chain.kernels.size(); ++i) {
+    const size_t k = chain.kernels[i];
+    const int64_t d = t.kernels.end_ns[k] - t.kernels.start_ns[k];
+    total += d;
+    longest = std::max(longest, d);
+    if (i > 0) {
+      gaps += std::max<int64_t>(0, t.kernels.start_ns[k] - t.kernels.end_ns[chain.kernels[i - 1]]);
+      epilogue += d;
+    }
+  }
+  const int64_t traffic_ns = chain.kind == FusionKind::kGemmEpilogue ? epilogue : total - longest;
+  if (p.occurrences++ == 0) p.first_occurrence = chain.kernels;
+  p.kernel_time_ns += total;
+  p.gap_time_ns += gaps;
+  p.saving_ns += traffic_ns + gaps;
+  p.launches_removed += static_cast<int64_t>(chain.kernels.size()) - 1;
+  p.intermediate_bytes += static_cast<int64_t>(static_cast<double>(traffic_ns) * 1e-9 * bandwidth);
+}
+
+}  // namespace
+
+std::vector<FusionPattern> findFusableChains(const TraceData& trace, const Iterations& iterations) {
+  std::vector<KernelKind> kind_of_config;
+  for (const schema::KernelConfigRow& c : trace.configs)
+    kind_of_config.push_back(classifyKernel(trace.text(c.name.id)));
+  std::vector<KernelKind> kind(trace.kernels.size());
+  for (size_t k = 0; k < kind.size(); ++k) kind[k] = kind_of_config[trace.kernels.config[k]];
+  const std::vector<Chain> chains = findChains(trace, kind, iterationOfKernels(trace, iterations));
+
+  std::map<std::pair<FusionKind, std::vector<int32_t>>, FusionPattern> patterns;  // by the members' names
+  for (const Chain& chain : chains) {
+    std::vector<int32_t> names;
+    for (size_t k : chain.kernels) names.push_back(trace.configs[trace.kernels.config[k]].name.id);
+    FusionPattern& p = patterns[{chain.kind, names}];
+    const auto& device = trace.devices[trace.kernels.device[chain.kernels[0]]];
+    const double bandwidth = device.memory_bandwidth_bytes_per_s.value_or(0) > 0
+                                 ? static_cast<double>(*device.memory_bandwidth_bytes_per_s)
+                                 : kDefaultBandwidth;
+    if (p.occurrences == 0) {
+      p.kind = chain.kind;
+      for (size_t k : chain.kernels) {
+        p.kernels.push_back(trace.kernelName(k));
+        p.classes.push_back(kind[k].cls);
+      }
+      p.basis = basisText(chain.kind, bandwidth);
+    }
+    addOccurrence(trace, chain, bandwidth, p);
+  }
+  std::vector<FusionPattern> out;
+  for (auto& [key, p] : patterns) out.push_back(std::move(p));
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.saving_ns > b.saving_ns; });
+  return out;
+}
+
+std::string_view toString(FusionKind kind) {
+  return kind == FusionKind::kGemmEpilogue ? "GEMM epilogue" : "memory-bound chain";
+}
+
+}  // namespace gpuscope::analysis

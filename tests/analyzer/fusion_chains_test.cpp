@@ -1,0 +1,95 @@
+// Fusable chains on a built trace with hand-worked savings, and on the fixtures whose programs have known
+// fusable work.
+#include "analyzer/fusion_chains.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/analyzer/load_for_test.h"
+#include "tests/support/sample_trace.h"
+#include "tests/support/trace_builder.h"
+
+namespace gpuscope::analysis {
+namespace {
+
+using testing::TempDir;
+using testing::TraceBuilder;
+
+TEST(FusionChains, HandWorkedSavings) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  const std::string add = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>()";
+  const std::string relu = "triton_poi_fused_relu_0";
+  const std::string sum = "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>()";
+  const std::string gemm = "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT";
+  int64_t t = 100'000;
+  for (int rep = 0; rep < 2; ++rep) {
+    b.nvtx("step", t - 10'000, t + 200'000);
+    // add (10 µs), relu (20 µs), sum (30 µs), 5 µs apart: fused, the longest member's 30 µs remain, and the
+    // 10 µs of gaps go: 40 µs saved.
+    b.kernel(add, t, t + 10'000).kernel(relu, t + 15'000, t + 35'000).kernel(sum, t + 40'000, t + 70'000);
+    // A GEMM and its bias and activation (5 µs each, 2 µs apart): 14 µs saved in the epilogue.
+    b.kernel(gemm, t + 80'000, t + 180'000)
+        .kernel(add, t + 182'000, t + 187'000)
+        .kernel(relu, t + 189'000, t + 194'000);
+    t += 1'000'000;
+  }
+  b.kernel(add, t, t + 1'000, 9);  // alone on its stream: no chain
+  ASSERT_TRUE(b.finish());
+  const TraceData trace = loadForTest(dir.path("t.gpuscope"));
+  const std::vector<FusionPattern> patterns = findFusableChains(trace, findIterations(trace));
+  ASSERT_EQ(patterns.size(), 2u);
+  const FusionPattern& chain = patterns[0];
+  EXPECT_EQ(chain.kind, FusionKind::kMemoryBoundChain);
+  EXPECT_EQ(chain.occurrences, 2);
+  ASSERT_EQ(chain.kernels.size(), 3u);
+  EXPECT_EQ(chain.kernels[2], sum);
+  EXPECT_EQ(chain.saving_ns, 2 * 40'000);
+  EXPECT_EQ(chain.kernel_time_ns, 2 * 60'000);
+  EXPECT_EQ(chain.gap_time_ns, 2 * 10'000);
+  EXPECT_EQ(chain.launches_removed, 2 * 2);
+  EXPECT_EQ(chain.intermediate_bytes, static_cast<int64_t>(2 * 30e-6 * 3'352'000'000'000.0));
+  const FusionPattern& epilogue = patterns[1];
+  EXPECT_EQ(epilogue.kind, FusionKind::kGemmEpilogue);
+  EXPECT_EQ(epilogue.classes[0], KernelClass::kGemm);
+  EXPECT_EQ(epilogue.saving_ns, 2 * 14'000);
+  EXPECT_FALSE(epilogue.basis.empty());
+}
+
+TEST(FusionChains, ElementwiseChainSample) {
+  // scale -> add_bias -> relu -> multiply, fifty times (three warm-up iterations left out).
+  const TraceData trace = loadForTest(testing::fixturePath("elementwise_chain.gpuscope"));
+  const Iterations iterations = findIterations(trace);
+  const std::vector<FusionPattern> patterns = findFusableChains(trace, iterations);
+  ASSERT_FALSE(patterns.empty());
+  const FusionPattern& p = patterns[0];
+  EXPECT_EQ(p.occurrences, 50 - iterations.warmupCount());
+  ASSERT_EQ(p.kernels.size(), 4u);
+  EXPECT_EQ(p.kernels[0], "scale(float*, float, int)");
+  EXPECT_EQ(p.kernels[3], "multiply(float*, float, int)");
+  EXPECT_EQ(p.launches_removed, 3 * p.occurrences);
+  // Three of four kernels' traffic is intermediate: the saving is most of the kernel time, never more
+  // than it and the gaps.
+  EXPECT_GT(p.saving_ns, p.kernel_time_ns / 2);
+  EXPECT_LE(p.saving_ns, p.kernel_time_ns + p.gap_time_ns);
+}
+
+TEST(FusionChains, GptStepHasEpiloguesAndMemoryBoundChains) {
+  const TraceData trace = loadForTest(testing::fixturePath("pytorch_gpt2_step.gpuscope"));
+  const std::vector<FusionPattern> patterns = findFusableChains(trace, findIterations(trace));
+  bool epilogue = false, chain = false;
+  for (const FusionPattern& p : patterns) {
+    epilogue = epilogue || (p.kind == FusionKind::kGemmEpilogue && p.occurrences >= 4);
+    chain = chain || (p.kind == FusionKind::kMemoryBoundChain && p.occurrences >= 4);
+    EXPECT_LE(p.kernels.size(), kMaxChainLength);
+    EXPECT_GE(p.kernels.size(), 2u);
+  }
+  EXPECT_TRUE(epilogue);
+  EXPECT_TRUE(chain);
+}
+
+TEST(FusionChains, NothingToFuse) {
+  EXPECT_TRUE(findFusableChains(loadForTest(testing::fixturePath("launch_bound.gpuscope")), {}).empty());
+}
+
+}  // namespace
+}  // namespace gpuscope::analysis
