@@ -1,5 +1,7 @@
 #include "cli/arg_parser.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 
 namespace gpuscope::cli {
@@ -76,6 +78,18 @@ std::string formatOptions(std::span<const OptionSpec> specs) {
     out += "  " + left[i] + std::string(width - left[i].size() + 3, ' ') + std::string(specs[i].help) + "\n";
   }
   return out;
+}
+
+Result<int64_t> countOption(const ParsedArgs& args, std::string_view name, int64_t fallback) {
+  const std::optional<std::string> text = args.get(name);
+  if (!text) return fallback;
+  char* end = nullptr;
+  const long long value = std::strtoll(text->c_str(), &end, 10);
+  if (text->empty() || *end != '\0' || value < 0) {
+    return Status(ErrorKind::kUsage,
+                  "--" + std::string(name) + " takes a whole number, 0 or more (not '" + *text + "')");
+  }
+  return static_cast<int64_t>(value);
 }
 
 }  // namespace gpuscope::cli

@@ -33,6 +33,9 @@ struct ParsedArgs {
 // Parses args (without the program and command names). Unknown options and missing values are usage errors.
 Result<ParsedArgs> parseArgs(std::span<const std::string> args, std::span<const OptionSpec> specs);
 
+// A whole number of 0 or more given as --name (fallback when absent); a usage error otherwise.
+Result<int64_t> countOption(const ParsedArgs& args, std::string_view name, int64_t fallback);
+
 // "  -o, --output FILE   help" lines for a command's --help.
 std::string formatOptions(std::span<const OptionSpec> specs);
 

@@ -37,5 +37,6 @@ const Command& mergeCommand();
 const Command& recordCommand();
 const Command& infoCommand();
 const Command& statsCommand();
+const Command& diffCommand();
 
 }  // namespace gpuscope::cli

@@ -28,13 +28,6 @@ const Command kNotBuilt[] = {
     {"import", "convert a torch.profiler trace or PyTorch memory snapshot into a trace",
      "gpuscope import FILE -o TRACE", "Reads a torch.profiler Chrome trace (JSON) or a PyTorch memory snapshot.",
      kOutputOptions, nullptr, "it comes with the PyTorch support (issue #7)"},
-    {"diff",
-     "compare two traces (before and after a change)",
-     "gpuscope diff BEFORE AFTER",
-     "Shows what changed between two runs: time per kernel class, iteration time, peak memory.",
-     {},
-     nullptr,
-     "it comes with the analyzer (issue #4)"},
     {"apply", "apply the advisor's plan to a program and measure again", "gpuscope apply --plan FILE -- PROGRAM",
      "Runs PROGRAM with the fixes of plan.json applied by the bundled runtime, then records it again to\n"
      "show the gain.",
@@ -45,9 +38,9 @@ const Command kNotBuilt[] = {
 
 std::span<const Command> allCommands() {
   static const std::vector<Command> commands = [] {
-    // advise, import, diff, apply are not built yet.
+    // advise, import, apply are not built yet.
     std::vector<Command> all{recordCommand(), statsCommand(), kNotBuilt[0], exportCommand(), kNotBuilt[1],
-                             kNotBuilt[2],    mergeCommand(), kNotBuilt[3], infoCommand()};
+                             diffCommand(),   mergeCommand(), kNotBuilt[2], infoCommand()};
     return all;
   }();
   return commands;

@@ -416,12 +416,8 @@ int runStats(const ParsedArgs& args) {
   if (format != "table" && format != "csv" && format != "json") {
     return reportError("stats", Status(ErrorKind::kUsage, "unknown --format '" + format + "' (table, csv or json)"));
   }
-  const std::string limit_text = args.get("limit").value_or("20");
-  char* end = nullptr;
-  const long long limit = std::strtoll(limit_text.c_str(), &end, 10);
-  if (limit_text.empty() || *end != '\0' || limit < 0) {
-    return reportError("stats", Status(ErrorKind::kUsage, "--limit takes a number of rows, 0 or more"));
-  }
+  Result<int64_t> limit = countOption(args, "limit", 20);
+  if (!limit) return reportError("stats", limit.status());
   Result<analysis::TraceData> trace = analysis::loadTrace(args.positional[0]);
   if (!trace) return reportError("stats", trace.status());
   const Stats stats = analysis::computeStats(*trace);
@@ -447,7 +443,7 @@ int runStats(const ParsedArgs& args) {
     } else if (reports[i].name == "summary" || reports[i].name == "timeline") {
       writeVertical(stdout, reports[i]);
     } else {
-      writeTable(stdout, reports[i], static_cast<size_t>(limit));
+      writeTable(stdout, reports[i], static_cast<size_t>(*limit));
     }
     if (format == "table" && i + 1 < reports.size()) std::printf("\n");
   }

@@ -52,7 +52,7 @@ TEST(Cli, EveryCommandHasHelp) {
 }
 
 TEST(Cli, CommandsNotBuiltYetSaySoAndFail) {
-  for (const char* cmd : {"advise", "import", "diff", "apply"}) {
+  for (const char* cmd : {"advise", "import", "apply"}) {
     CliRun r = gpuscope({cmd, "x.gpuscope"});
     EXPECT_EQ(r.status, 1) << cmd;
     EXPECT_EQ(r.err.rfind(std::string("gpuscope ") + cmd + ": not built yet"), 0u) << r.err;
@@ -157,6 +157,24 @@ TEST(Cli, StatsTablesCsvAndReportNames) {
   EXPECT_EQ(gpuscope({"stats", trace, "--report", "bogus"}).status, 2);
   EXPECT_EQ(gpuscope({"stats", trace, "--format", "xml"}).status, 2);
   EXPECT_EQ(gpuscope({"stats", trace, "--limit", "-3"}).status, 2);
+}
+
+TEST(Cli, DiffComparesTwoRuns) {
+  const std::string a = testing::fixturePath("pytorch_gpt2_step.gpuscope");
+  const std::string b = testing::fixturePath("pytorch_resnet_step.gpuscope");
+  CliRun table = gpuscope({"diff", a, b});
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("Iteration (steady median)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("Kernel time by class (per steady iteration)"), std::string::npos);
+  CliRun json = gpuscope({"diff", a, b, "--format", "json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const auto d = nlohmann::json::parse(json.out);
+  EXPECT_EQ(d["gpuscope_diff_version"], 1);
+  EXPECT_TRUE(d["per_iteration"].get<bool>());
+  EXPECT_GT(d["iteration_ns"]["before"].get<double>(), d["iteration_ns"]["after"].get<double>());
+  EXPECT_FALSE(d["appeared"].empty());
+  EXPECT_EQ(gpuscope({"diff", a}).status, 2);
+  EXPECT_EQ(gpuscope({"diff", a, "/nonexistent.gpuscope"}).status, 1);
 }
 
 TEST(Cli, InfoDescribesTheTrace) {

@@ -1,0 +1,98 @@
+#include "analyzer/trace_diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "analyzer/iterations.h"
+#include "analyzer/memory_timeline.h"
+#include "analyzer/stats.h"
+
+namespace gpuscope::analysis {
+
+namespace {
+
+// Kernel time and launches by name and by class, over the steady iterations (divided by their number) or,
+// without iterations, over the whole run.
+struct Side {
+  std::map<std::string, std::pair<double, double>> by_name;   // name -> (time ns, count)
+  std::map<std::string, std::pair<double, double>> by_class;  // "class precision" -> (time ns, count)
+};
+
+bool inSteadyIteration(const Iterations& it, int64_t start) {
+  auto pos = std::upper_bound(it.list.begin(), it.list.end(), start,
+                              [](int64_t s, const Iteration& i) { return s < i.gpu_start_ns; });
+  return pos != it.list.begin() && start < std::prev(pos)->gpu_end_ns && !std::prev(pos)->warmup;
+}
+
+Side measure(const TraceData& t, const Iterations& iterations, bool per_iteration) {
+  Side side;
+  const double divisor = per_iteration ? static_cast<double>(iterations.steady_duration.count) : 1.0;
+  std::vector<std::string> class_of_config;
+  for (const schema::KernelConfigRow& c : t.configs) {
+    const KernelKind kind = classifyKernel(t.text(c.name.id));
+    std::string label(toString(kind.cls));
+    if (kind.precision != Precision::kUnknown) label += " " + std::string(toString(kind.precision));
+    class_of_config.push_back(label);
+  }
+  for (size_t k = 0; k < t.kernels.size(); ++k) {
+    if (per_iteration && !inSteadyIteration(iterations, t.kernels.start_ns[k])) continue;
+    const double d = static_cast<double>(t.kernels.end_ns[k] - t.kernels.start_ns[k]) / divisor;
+    auto& n = side.by_name[t.kernelName(k)];
+    n.first += d, n.second += 1.0 / divisor;
+    auto& c = side.by_class[class_of_config[t.kernels.config[k]]];
+    c.first += d, c.second += 1.0 / divisor;
+  }
+  return side;
+}
+
+std::vector<KernelChange> compare(const std::map<std::string, std::pair<double, double>>& before,
+                                  const std::map<std::string, std::pair<double, double>>& after) {
+  std::set<std::string> keys;
+  for (const auto& [k, v] : before) keys.insert(k);
+  for (const auto& [k, v] : after) keys.insert(k);
+  std::vector<KernelChange> rows;
+  for (const std::string& k : keys) {
+    const auto b = before.count(k) ? before.at(k) : std::pair<double, double>{0, 0};
+    const auto a = after.count(k) ? after.at(k) : std::pair<double, double>{0, 0};
+    rows.push_back({k, {b.first, a.first}, {b.second, a.second}});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const KernelChange& x, const KernelChange& y) {
+    return std::fabs(x.time_ns.delta()) > std::fabs(y.time_ns.delta());
+  });
+  return rows;
+}
+
+double highestPeak(const TraceData& t, const Iterations& iterations) {
+  int64_t peak = 0;
+  for (const DeviceMemory& d : analyzeMemory(t, iterations).devices) peak = std::max(peak, d.peak_bytes);
+  return static_cast<double>(peak);
+}
+
+}  // namespace
+
+TraceDiff diffTraces(const TraceData& before, const TraceData& after) {
+  TraceDiff diff;
+  const Iterations it_before = findIterations(before), it_after = findIterations(after);
+  diff.per_iteration = it_before.steady_duration.count > 0 && it_after.steady_duration.count > 0;
+  const Side b = measure(before, it_before, diff.per_iteration), a = measure(after, it_after, diff.per_iteration);
+  if (diff.per_iteration) {
+    diff.iteration_ns = {static_cast<double>(it_before.steady_duration.median),
+                         static_cast<double>(it_after.steady_duration.median)};
+  }
+  diff.peak_memory_bytes = {highestPeak(before, it_before), highestPeak(after, it_after)};
+  const Stats sb = computeStats(before), sa = computeStats(after);
+  diff.gpu_busy_ns = {static_cast<double>(sb.summary.gpu_busy_ns), static_cast<double>(sa.summary.gpu_busy_ns)};
+  diff.duration_ns = {static_cast<double>(sb.summary.duration_ns), static_cast<double>(sa.summary.duration_ns)};
+  diff.kernel_count = {static_cast<double>(sb.summary.kernel_count), static_cast<double>(sa.summary.kernel_count)};
+  diff.classes = compare(b.by_class, a.by_class);
+  diff.kernels = compare(b.by_name, a.by_name);
+  for (const KernelChange& k : diff.kernels) {
+    if (k.count.before == 0 && k.count.after > 0) diff.appeared.push_back(k.name);
+    if (k.count.after == 0 && k.count.before > 0) diff.disappeared.push_back(k.name);
+  }
+  return diff;
+}
+
+}  // namespace gpuscope::analysis

@@ -1,0 +1,73 @@
+// gpuscope diff's comparison: per steady iteration when both runs have iterations, appeared and
+// disappeared kernels, and a run compared with itself.
+#include "analyzer/trace_diff.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/analyzer/load_for_test.h"
+#include "tests/support/sample_trace.h"
+#include "tests/support/trace_builder.h"
+
+namespace gpuscope::analysis {
+namespace {
+
+using testing::TempDir;
+using testing::TraceBuilder;
+
+// steps NVTX steps, each with an add and a mul kernel (and, when fused, one fused kernel instead).
+void writeRun(const std::string& path, int steps, bool fused) {
+  TraceBuilder b(path);
+  int64_t t = 1'000'000;
+  for (int s = 0; s < steps; ++s) {
+    b.nvtx("step", t, t + 100'000);
+    if (fused) {
+      b.kernel("triton_poi_fused_add_mul_0", t + 10'000, t + 30'000);
+    } else {
+      b.kernel("add_kernel(float*)", t + 10'000, t + 30'000).kernel("mul_kernel(float*)", t + 40'000, t + 60'000);
+    }
+    t += 200'000;
+  }
+  ASSERT_TRUE(b.finish());
+}
+
+TEST(TraceDiff, FusedRunComparedPerIteration) {
+  TempDir dir;
+  writeRun(dir.path("before.gpuscope"), 4, false);
+  writeRun(dir.path("after.gpuscope"), 8, true);  // twice as many steps: totals would mislead
+  const TraceDiff d = diffTraces(loadForTest(dir.path("before.gpuscope")), loadForTest(dir.path("after.gpuscope")));
+  ASSERT_TRUE(d.per_iteration);
+  EXPECT_DOUBLE_EQ(d.kernel_count.before, 8);
+  EXPECT_DOUBLE_EQ(d.kernel_count.after, 8);
+  ASSERT_EQ(d.classes.size(), 1u);                        // all elementwise
+  EXPECT_DOUBLE_EQ(d.classes[0].time_ns.before, 40'000);  // per iteration
+  EXPECT_DOUBLE_EQ(d.classes[0].time_ns.after, 20'000);
+  EXPECT_DOUBLE_EQ(d.classes[0].count.before, 2);
+  EXPECT_DOUBLE_EQ(d.classes[0].count.after, 1);
+  ASSERT_EQ(d.appeared.size(), 1u);
+  EXPECT_EQ(d.appeared[0], "triton_poi_fused_add_mul_0");
+  EXPECT_EQ(d.disappeared.size(), 2u);
+}
+
+TEST(TraceDiff, ARunAgainstItselfChangesNothing) {
+  const TraceData run = loadForTest(testing::fixturePath("pytorch_gpt2_step.gpuscope"));
+  const TraceDiff d = diffTraces(run, run);
+  EXPECT_TRUE(d.per_iteration);
+  EXPECT_EQ(d.iteration_ns.delta(), 0);
+  EXPECT_EQ(d.peak_memory_bytes.delta(), 0);
+  EXPECT_TRUE(d.appeared.empty());
+  EXPECT_TRUE(d.disappeared.empty());
+  for (const KernelChange& k : d.kernels) EXPECT_EQ(k.time_ns.delta(), 0) << k.name;
+}
+
+TEST(TraceDiff, WithoutIterationsTotalsAreCompared) {
+  const TraceDiff d = diffTraces(loadForTest(testing::fixturePath("launch_bound.gpuscope")),
+                                 loadForTest(testing::fixturePath("multi_stream.gpuscope")));
+  EXPECT_FALSE(d.per_iteration);
+  EXPECT_DOUBLE_EQ(d.kernel_count.before, 20000);
+  EXPECT_DOUBLE_EQ(d.kernel_count.after, 32);
+  EXPECT_EQ(d.appeared.size(), 1u);
+  EXPECT_EQ(d.disappeared.size(), 1u);
+}
+
+}  // namespace
+}  // namespace gpuscope::analysis
