@@ -1,5 +1,8 @@
 #include "analyzer/gpu_activity.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace gpuscope::analysis {
 
 std::vector<DeviceActivity> deviceActivity(const TraceData& trace) {
@@ -13,10 +16,14 @@ std::vector<DeviceActivity> deviceActivity(const TraceData& trace) {
 
   std::vector<DeviceActivity> activity(trace.devices.size());
   for (size_t d = 0; d < activity.size(); ++d) {
-    std::vector<Interval> all = kernels[d];
-    all.insert(all.end(), copies[d].begin(), copies[d].end());
     activity[d].kernels = mergeIntervals(std::move(kernels[d]));
     activity[d].copies = mergeIntervals(std::move(copies[d]));
+    // Both unions are sorted and disjoint: merging them in order keeps the busy union's input sorted.
+    std::vector<Interval> all;
+    all.reserve(activity[d].kernels.size() + activity[d].copies.size());
+    std::merge(activity[d].kernels.begin(), activity[d].kernels.end(), activity[d].copies.begin(),
+               activity[d].copies.end(), std::back_inserter(all),
+               [](const Interval& a, const Interval& b) { return a.start < b.start; });
     activity[d].busy = mergeIntervals(std::move(all));
   }
   return activity;

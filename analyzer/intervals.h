@@ -15,7 +15,10 @@ struct Interval {
 
 // Sorts and merges overlapping or touching intervals into disjoint ones, in time order.
 inline std::vector<Interval> mergeIntervals(std::vector<Interval> intervals) {
-  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  const auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+  if (!std::is_sorted(intervals.begin(), intervals.end(), by_start)) {  // kernels usually come sorted
+    std::sort(intervals.begin(), intervals.end(), by_start);
+  }
   std::vector<Interval> merged;
   for (const Interval& i : intervals) {
     if (!merged.empty() && i.start <= merged.back().end) {

@@ -7,8 +7,6 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "analyzer/launch_index.h"
-
 namespace gpuscope::analysis {
 
 namespace {
@@ -23,10 +21,9 @@ constexpr double kWarmupFactor = 1.5;
 
 // When each kernel was launched (its launch call's start), or its own start when no call was recorded.
 std::vector<int64_t> launchTimes(const TraceData& t) {
-  const LaunchIndex launches(t);
   std::vector<int64_t> times(t.kernels.size());
   for (size_t k = 0; k < times.size(); ++k) {
-    const int32_t call = launches.callOf(t.kernels.session[k], t.kernels.correlation_id[k]);
+    const int32_t call = t.kernels.launch_call[k];
     times[k] = call == kNone ? t.kernels.start_ns[k] : t.api_calls.start_ns[call];
   }
   return times;

@@ -11,7 +11,8 @@ LaunchIndex::LaunchIndex(const TraceData& trace) {
     if (a.correlation_id[i] != 0)
       entries_.push_back({keyOf(a.session[i], a.correlation_id[i]), static_cast<int32_t>(i)});
   }
-  std::sort(entries_.begin(), entries_.end(), [](const Entry& x, const Entry& y) { return x.key < y.key; });
+  const auto by_key = [](const Entry& x, const Entry& y) { return x.key < y.key; };
+  if (!std::is_sorted(entries_.begin(), entries_.end(), by_key)) std::sort(entries_.begin(), entries_.end(), by_key);
 }
 
 int32_t LaunchIndex::callOf(int32_t session, int64_t correlation_id) const {

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "analyzer/gpu_activity.h"
-#include "analyzer/launch_index.h"
 
 namespace gpuscope::analysis {
 
@@ -15,16 +14,12 @@ struct WorkItem {
   bool pageable_copy = false;
 };
 
-int64_t launchTime(const TraceData& t, const LaunchIndex& launches, int32_t session, int64_t correlation) {
-  const int32_t call = launches.callOf(session, correlation);
-  return call == kNone ? kNone : t.api_calls.start_ns[call];
-}
-
 // Every kernel, copy and memset of each device in start order, with when it was launched.
-std::vector<std::vector<WorkItem>> workByDevice(const TraceData& t, const LaunchIndex& launches) {
+std::vector<std::vector<WorkItem>> workByDevice(const TraceData& t) {
   std::vector<std::vector<WorkItem>> work(t.devices.size());
   auto add = [&](const GpuWorkColumns& c, size_t i, bool pageable) {
-    work[c.device[i]].push_back({c.start_ns[i], launchTime(t, launches, c.session[i], c.correlation_id[i]), pageable});
+    const int32_t call = c.launch_call[i];
+    work[c.device[i]].push_back({c.start_ns[i], call == kNone ? kNone : t.api_calls.start_ns[call], pageable});
   };
   for (size_t i = 0; i < t.kernels.size(); ++i) add(t.kernels, i, false);
   for (size_t i = 0; i < t.copies.size(); ++i) {
@@ -107,14 +102,13 @@ IdleBreakdown idleBreakdown(const std::vector<Interval>& busy, const std::vector
 }
 
 // Launch latency, launch-call cost and short kernels of one device.
-void measureLaunches(const TraceData& t, const LaunchIndex& launches, int32_t device, const std::vector<Interval>& busy,
-                     DeviceTimeline& out) {
+void measureLaunches(const TraceData& t, int32_t device, const std::vector<Interval>& busy, DeviceTimeline& out) {
   std::vector<int64_t> all, on_idle, call_ns, durations;
   const KernelTable& k = t.kernels;
   for (size_t i = 0; i < k.size(); ++i) {
     if (k.device[i] != device) continue;
     durations.push_back(k.end_ns[i] - k.start_ns[i]);
-    const int32_t call = launches.callOf(k.session[i], k.correlation_id[i]);
+    const int32_t call = k.launch_call[i];
     if (call == kNone) continue;
     const int64_t launch = t.api_calls.start_ns[call];
     call_ns.push_back(t.api_calls.end_ns[call] - launch);
@@ -142,9 +136,8 @@ void measureLaunches(const TraceData& t, const LaunchIndex& launches, int32_t de
 }  // namespace
 
 std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace) {
-  const LaunchIndex launches(trace);
   const std::vector<DeviceActivity> activity = deviceActivity(trace);
-  const std::vector<std::vector<WorkItem>> work = workByDevice(trace, launches);
+  const std::vector<std::vector<WorkItem>> work = workByDevice(trace);
   const HostWaits waits = hostWaits(trace);
   std::vector<int32_t> session_of_device(trace.devices.size(), 0);
   for (size_t s = 0; s < trace.sessions.size(); ++s) {
@@ -164,7 +157,7 @@ std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace) {
     tl.busy_ns = totalLength(a.busy);
     const int32_t session = session_of_device[d];
     tl.idle = idleBreakdown(a.busy, work[d], waits.sync_ends[session], waits.copy_calls[session]);
-    measureLaunches(trace, launches, tl.device, a.busy, tl);
+    measureLaunches(trace, tl.device, a.busy, tl);
     tl.copy_ns = totalLength(a.copies);
     tl.copy_overlap_ns = overlapLength(a.kernels, a.copies);
   }

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <numeric>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
+#include "analyzer/launch_index.h"
 #include "formats/trace_reader.h"
 
 namespace gpuscope::analysis {
@@ -27,6 +30,31 @@ Status forEachRow(sqlite::Database& db, const std::string& sql, const std::funct
 
 int64_t intOr(const sqlite::Statement& s, int column, int64_t fallback) {
   return s.isNull(column) ? fallback : s.columnInt(column);
+}
+
+template <typename... Columns>
+void reserveColumns(int64_t rows, Columns&... columns) {
+  (columns.reserve(static_cast<size_t>(rows)), ...);
+}
+
+// Sizes every column once from the row count, so ten million rows are not copied at each doubling.
+Status reserveTables(TraceReader& reader, TraceData& t) {
+  auto count = [&](auto row, int64_t& n) {
+    Result<int64_t> c = reader.approximateCount<decltype(row)>();
+    n = c ? *c : 0;
+    return c.isOk() ? Status::ok() : c.status();
+  };
+  int64_t n = 0;
+  GPUSCOPE_RETURN_IF_ERROR(count(schema::KernelRow{}, n));
+  KernelTable& k = t.kernels;
+  reserveColumns(n, k.start_ns, k.end_ns, k.correlation_id, k.session, k.device, k.stream, k.config, k.graph_id);
+  GPUSCOPE_RETURN_IF_ERROR(count(schema::ApiCallRow{}, n));
+  ApiTable& a = t.api_calls;
+  reserveColumns(n, a.start_ns, a.end_ns, a.correlation_id, a.thread_id, a.session, a.name, a.return_code);
+  GPUSCOPE_RETURN_IF_ERROR(count(schema::MemoryEventRow{}, n));
+  MemoryTable& m = t.memory;
+  reserveColumns(n, m.time_ns, m.address, m.bytes, m.correlation_id, m.session, m.device, m.stream, m.op, m.kind);
+  return Status::ok();
 }
 
 // Sorts every column of a table by its start column (stable, so equal starts keep recording order).
@@ -182,11 +210,13 @@ Status loadMemsets(sqlite::Database& db, MemsetTable& m, Indexer& index) {
                     });
 }
 
-Status loadApiCalls(sqlite::Database& db, ApiTable& a, Indexer& index) {
+// The host-side tables load on their own connection and thread; their process ids are kept raw and
+// numbered afterwards, so the thread never touches the Indexer.
+Status loadApiCalls(sqlite::Database& db, ApiTable& a, std::vector<int64_t>& sessions) {
   return forEachRow(
       db, "SELECT session_id, name, thread_id, start_ns, end_ns, correlation_id, return_code FROM api_call ORDER BY id",
       [&](sqlite::Statement& s) {
-        a.session.push_back(index.session(s.columnInt(0)));
+        sessions.push_back(s.columnInt(0));
         a.name.push_back(static_cast<int32_t>(intOr(s, 1, 0)));
         a.thread_id.push_back(s.columnInt(2));
         a.start_ns.push_back(s.columnInt(3));
@@ -196,10 +226,10 @@ Status loadApiCalls(sqlite::Database& db, ApiTable& a, Indexer& index) {
       });
 }
 
-Status loadSyncs(sqlite::Database& db, SyncTable& y, Indexer& index) {
+Status loadSyncs(sqlite::Database& db, SyncTable& y, std::vector<int64_t>& sessions) {
   return forEachRow(db, "SELECT session_id, kind, stream_id, start_ns, end_ns, correlation_id FROM sync ORDER BY id",
                     [&](sqlite::Statement& s) {
-                      y.session.push_back(index.session(s.columnInt(0)));
+                      sessions.push_back(s.columnInt(0));
                       y.kind.push_back(static_cast<schema::SyncKind>(s.columnInt(1)));
                       y.stream_id.push_back(intOr(s, 2, kNone));
                       y.start_ns.push_back(s.columnInt(3));
@@ -227,10 +257,10 @@ Status loadMemory(sqlite::Database& db, MemoryTable& m, Indexer& index) {
                     });
 }
 
-Status loadNvtx(sqlite::Database& db, NvtxTable& n, Indexer& index) {
+Status loadNvtx(sqlite::Database& db, NvtxTable& n, std::vector<int64_t>& sessions) {
   return forEachRow(db, "SELECT session_id, kind, domain, name, thread_id, start_ns, end_ns FROM nvtx ORDER BY id",
                     [&](sqlite::Statement& s) {
-                      n.session.push_back(index.session(s.columnInt(0)));
+                      sessions.push_back(s.columnInt(0));
                       n.kind.push_back(static_cast<schema::NvtxKind>(s.columnInt(1)));
                       n.domain.push_back(static_cast<int32_t>(intOr(s, 2, 0)));
                       n.name.push_back(static_cast<int32_t>(intOr(s, 3, 0)));
@@ -340,6 +370,40 @@ size_t TraceData::eventCount() const {
          nvtx.size();
 }
 
+namespace {
+
+struct RawSessions {
+  std::vector<int64_t> api_calls, syncs, nvtx;
+};
+
+Status loadHostTables(const std::string& path, TraceData& t, RawSessions& raw) {
+  Result<TraceReader> reader = TraceReader::open(path);
+  if (!reader) return reader.status();
+  sqlite::Database& db = reader->database();
+  raw.api_calls.reserve(t.api_calls.start_ns.capacity());
+  GPUSCOPE_RETURN_IF_ERROR(loadApiCalls(db, t.api_calls, raw.api_calls));
+  GPUSCOPE_RETURN_IF_ERROR(loadSyncs(db, t.syncs, raw.syncs));
+  return loadNvtx(db, t.nvtx, raw.nvtx);
+}
+
+void numberSessions(const std::vector<int64_t>& raw, std::vector<int32_t>& column, Indexer& index) {
+  column.reserve(raw.size());
+  for (int64_t id : raw) column.push_back(index.session(id));
+}
+
+// Joins GPU work to its launching call once, for every analysis to use.
+void linkLaunches(TraceData& t) {
+  const LaunchIndex launches(t);
+  for (GpuWorkColumns* work : std::initializer_list<GpuWorkColumns*>{&t.kernels, &t.copies, &t.memsets}) {
+    work->launch_call.resize(work->size());
+    for (size_t i = 0; i < work->size(); ++i) {
+      work->launch_call[i] = launches.callOf(work->session[i], work->correlation_id[i]);
+    }
+  }
+}
+
+}  // namespace
+
 Result<TraceData> loadTrace(const std::string& path) {
   Result<TraceReader> reader = TraceReader::open(path);
   if (!reader) return reader.status();
@@ -348,17 +412,26 @@ Result<TraceData> loadTrace(const std::string& path) {
   Indexer index(trace);
   sqlite::Database& db = reader->database();
   Status status = loadDescriptions(*reader, trace, index);
-  if (status) status = loadKernels(db, trace.kernels, index);
+  if (status) status = reserveTables(*reader, trace);
+  if (!status) return status;
+  // Two threads: the GPU tables here, the host tables on a second connection (a trace is mostly these two).
+  RawSessions raw;
+  Status host_status;
+  std::thread host([&] { host_status = loadHostTables(path, trace, raw); });
+  status = loadKernels(db, trace.kernels, index);
   if (status) status = loadCopies(db, trace.copies, index);
   if (status) status = loadMemsets(db, trace.memsets, index);
-  if (status) status = loadApiCalls(db, trace.api_calls, index);
-  if (status) status = loadSyncs(db, trace.syncs, index);
   if (status) status = loadMemory(db, trace.memory, index);
-  if (status) status = loadNvtx(db, trace.nvtx, index);
+  host.join();
   if (!status) return status;
+  if (!host_status) return host_status;
+  numberSessions(raw.api_calls, trace.api_calls.session, index);
+  numberSessions(raw.syncs, trace.syncs.session, index);
+  numberSessions(raw.nvtx, trace.nvtx.session, index);
   index.reportUnknown();
   dropApiVersionSuffixes(trace);
   sortAndRepair(trace);
+  linkLaunches(trace);
   findExtent(trace);
   return trace;
 }

@@ -24,6 +24,7 @@ struct Stream {
 struct GpuWorkColumns {
   std::vector<int64_t> start_ns, end_ns, correlation_id;
   std::vector<int32_t> session, device, stream;  // indexes into TraceData's lists
+  std::vector<int32_t> launch_call;              // index into TraceData::api_calls of its launch, or kNone
   size_t size() const { return start_ns.size(); }
 };
 
