@@ -36,11 +36,44 @@ std::vector<int32_t> iterationOfKernels(const TraceData& t, const Iterations& it
   return of;
 }
 
+// The innermost NVTX range open on the launching thread when each kernel was launched (kNone: none, or
+// no launch call recorded). One sweep per thread with a stack of open ranges.
+std::vector<int32_t> rangeOfKernels(const TraceData& t) {
+  std::vector<int32_t> of(t.kernels.size(), kNone);
+  std::map<std::pair<int32_t, int64_t>, std::vector<int32_t>> ranges;  // per (session, thread), by start
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    if (t.nvtx.kind[r] == schema::NvtxKind::kRange) {
+      ranges[{t.nvtx.session[r], t.nvtx.thread_id[r]}].push_back(static_cast<int32_t>(r));
+    }
+  }
+  if (ranges.empty()) return of;
+  std::map<std::pair<int32_t, int64_t>, std::vector<size_t>> launches;
+  for (size_t k = 0; k < t.kernels.size(); ++k) {
+    const int32_t call = t.kernels.launch_call[k];
+    if (call != kNone) launches[{t.kernels.session[k], t.api_calls.thread_id[call]}].push_back(k);
+  }
+  for (auto& [key, kernels] : launches) {
+    const std::vector<int32_t>& rs = ranges[key];
+    auto launched = [&](size_t k) { return t.api_calls.start_ns[t.kernels.launch_call[k]]; };
+    std::stable_sort(kernels.begin(), kernels.end(), [&](size_t a, size_t b) { return launched(a) < launched(b); });
+    std::vector<int32_t> open;
+    size_t next = 0;
+    for (size_t k : kernels) {
+      const int64_t time = launched(k);
+      while (next < rs.size() && t.nvtx.start_ns[rs[next]] <= time) open.push_back(rs[next++]);
+      while (!open.empty() && t.nvtx.end_ns[open.back()] <= time) open.pop_back();
+      if (!open.empty()) of[k] = open.back();
+    }
+  }
+  return of;
+}
+
 // Walks each stream's kernels and cuts them into chains: a run of memory-bound kernels, or a GEMM or
 // convolution with the elementwise kernels right after it. Copies and memsets between kernels on the
-// stream do not break a chain here (they are rare between fusable kernels); iterations and long gaps do.
+// stream do not break a chain here (they are rare between fusable kernels); iterations, NVTX ranges (a
+// kernel launched in another innermost range) and long gaps do.
 std::vector<Chain> findChains(const TraceData& t, const std::vector<KernelKind>& kind,
-                              const std::vector<int32_t>& iteration) {
+                              const std::vector<int32_t>& iteration, const std::vector<int32_t>& range) {
   std::vector<std::vector<size_t>> by_stream(t.streams.size());
   for (size_t k = 0; k < t.kernels.size(); ++k) by_stream[t.kernels.stream[k]].push_back(k);
   std::vector<Chain> chains;
@@ -58,8 +91,9 @@ std::vector<Chain> findChains(const TraceData& t, const std::vector<KernelKind>&
       const KernelKind& kk = kind[k];
       const bool compute = kk.cls == KernelClass::kGemm || kk.cls == KernelClass::kConvolution;
       const bool same_iteration =
-          current.kernels.empty() || (iteration[current.kernels.back()] == iteration[k] &&
-                                      t.kernels.start_ns[k] - t.kernels.end_ns[current.kernels.back()] <= kMaxGapNs);
+          current.kernels.empty() ||
+          (iteration[current.kernels.back()] == iteration[k] && range[current.kernels.back()] == range[k] &&
+           t.kernels.start_ns[k] - t.kernels.end_ns[current.kernels.back()] <= kMaxGapNs);
       const bool extends =
           !current.kernels.empty() && same_iteration && current.kernels.size() < kMaxChainLength &&
           (current.kind == FusionKind::kGemmEpilogue ? kk.cls == KernelClass::kElementwise : kk.memoryBound());
@@ -121,7 +155,8 @@ std::vector<FusionPattern> findFusableChains(const TraceData& trace, const Itera
     kind_of_config.push_back(classifyKernel(trace.text(c.name.id)));
   std::vector<KernelKind> kind(trace.kernels.size());
   for (size_t k = 0; k < kind.size(); ++k) kind[k] = kind_of_config[trace.kernels.config[k]];
-  const std::vector<Chain> chains = findChains(trace, kind, iterationOfKernels(trace, iterations));
+  const std::vector<Chain> chains =
+      findChains(trace, kind, iterationOfKernels(trace, iterations), rangeOfKernels(trace));
 
   std::map<std::pair<FusionKind, std::vector<int32_t>>, FusionPattern> patterns;  // by the members' names
   for (const Chain& chain : chains) {

@@ -93,3 +93,27 @@ TEST(FusionChains, NothingToFuse) {
 
 }  // namespace
 }  // namespace gpuscope::analysis
+
+namespace gpuscope::analysis {
+namespace {
+
+TEST(FusionChains, NvtxRangesBoundChains) {
+  // Four elementwise kernels back to back, the first two launched in range "block 1", the others in
+  // "block 2" (as a module-annotated model has): two chains, not one across the boundary.
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.nvtx("block 1", 1'000, 20'000).nvtx("block 2", 20'000, 40'000);
+  b.kernel("add_kernel(float*)", 10'000, 11'000, 7, 2'000).kernel("mul_kernel(float*)", 12'000, 13'000, 7, 3'000);
+  b.kernel("add_kernel(float*)", 30'000, 31'000, 7, 21'000).kernel("mul_kernel(float*)", 32'000, 33'000, 7, 22'000);
+  // Overlapping, not nested: "io" opens inside block 2 and closes after it.
+  b.nvtx("io", 35'000, 60'000).kernel("add_kernel(float*)", 50'000, 51'000, 7, 45'000);
+  ASSERT_TRUE(b.finish());
+  const TraceData trace = loadForTest(dir.path("t.gpuscope"));
+  const std::vector<FusionPattern> patterns = findFusableChains(trace, {});
+  ASSERT_EQ(patterns.size(), 1u);
+  EXPECT_EQ(patterns[0].occurrences, 2);
+  EXPECT_EQ(patterns[0].kernels.size(), 2u);
+}
+
+}  // namespace
+}  // namespace gpuscope::analysis
