@@ -1,12 +1,36 @@
-// libFuzzer target: arbitrary bytes as a trace file through the reader and the Chrome exporter.
-// Whatever the bytes, the result is an error Status or valid JSON, never a crash or a hang.
+// libFuzzer target: arbitrary bytes as a trace file through the reader, the Chrome exporter and every
+// analysis of `gpuscope stats` and `gpuscope diff`. Whatever the bytes, the result is an error Status or
+// an answer, never a crash, a hang or undefined behaviour.
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <string>
 
+#include "analyzer/fusion_chains.h"
+#include "analyzer/memory_model.h"
+#include "analyzer/stats.h"
+#include "analyzer/timeline_analysis.h"
+#include "analyzer/trace_diff.h"
 #include "formats/chrome_export.h"
+
+namespace {
+
+void analyse(const std::string& path) {
+  using namespace gpuscope::analysis;
+  gpuscope::Result<TraceData> trace = loadTrace(path);
+  if (!trace) return;
+  (void)computeStats(*trace);
+  (void)analyzeTimeline(*trace);
+  const Iterations iterations = findIterations(*trace);
+  const MemoryAnalysis memory = analyzeMemory(*trace, iterations);
+  const MemoryCategories categories = categorizeMemory(*trace, iterations, memory);
+  (void)fitMemoryModel(memory, categories, iterations);
+  (void)findFusableChains(*trace, iterations);
+  (void)diffTraces(*trace, *trace);
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = "/tmp/gpuscope-fuzz-" + std::to_string(getpid()) + ".gpuscope";
@@ -20,6 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (reader) {
     gpuscope::JsonWriter json;
     (void)gpuscope::writeChromeTrace(*reader, json);
+    analyse(path);
   }
   return 0;
 }
