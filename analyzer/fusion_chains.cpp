@@ -15,24 +15,17 @@ struct Chain {
   std::vector<size_t> kernels;  // indexes into trace.kernels, in stream order
 };
 
-constexpr int32_t kExcluded = -1;
+constexpr int32_t kExcluded = kNone;  // warm-up, set-up and teardown kernels are not part of any pattern
 // A GPU gap longer than this between two kernels means the host did something else in between (loading
 // data, synchronising): the kernels are not one chain, and the gap is not what fusion saves.
-constexpr int64_t kMaxGapNs = 1'000'000;  // warm-up, set-up and teardown kernels are not part of any pattern
+constexpr int64_t kMaxGapNs = 1'000'000;
 
 // Which steady iteration each kernel ran in (by its GPU start); kExcluded for warm-up iterations and
 // outside all iterations. All 0 without iterations, so chains then only break at other work.
 std::vector<int32_t> iterationOfKernels(const TraceData& t, const Iterations& iterations) {
   std::vector<int32_t> of(t.kernels.size(), 0);
   if (iterations.list.empty()) return of;
-  const auto& list = iterations.list;  // in time order, GPU spans too
-  for (size_t k = 0; k < of.size(); ++k) {
-    const int64_t start = t.kernels.start_ns[k];
-    auto it = std::upper_bound(list.begin(), list.end(), start,
-                               [](int64_t s, const Iteration& i) { return s < i.gpu_start_ns; });
-    const bool inside = it != list.begin() && start < std::prev(it)->gpu_end_ns && !std::prev(it)->warmup;
-    of[k] = inside ? static_cast<int32_t>(it - list.begin() - 1) : kExcluded;
-  }
+  for (size_t k = 0; k < of.size(); ++k) of[k] = iterations.steadyIterationAt(t.kernels.start_ns[k]);
   return of;
 }
 
@@ -150,9 +143,7 @@ void addOccurrence(const TraceData& t, const Chain& chain, double bandwidth, Fus
 }  // namespace
 
 std::vector<FusionPattern> findFusableChains(const TraceData& trace, const Iterations& iterations) {
-  std::vector<KernelKind> kind_of_config;
-  for (const schema::KernelConfigRow& c : trace.configs)
-    kind_of_config.push_back(classifyKernel(trace.text(c.name.id)));
+  const std::vector<KernelKind> kind_of_config = classifyConfigs(trace);
   std::vector<KernelKind> kind(trace.kernels.size());
   for (size_t k = 0; k < kind.size(); ++k) kind[k] = kind_of_config[trace.kernels.config[k]];
   const std::vector<Chain> chains =

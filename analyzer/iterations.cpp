@@ -218,6 +218,13 @@ int64_t Iterations::warmupCount() const {
   return std::count_if(list.begin(), list.end(), [](const Iteration& i) { return i.warmup; });
 }
 
+int32_t Iterations::steadyIterationAt(int64_t gpu_ns) const {
+  auto it = std::upper_bound(list.begin(), list.end(), gpu_ns,
+                             [](int64_t t, const Iteration& i) { return t < i.gpu_start_ns; });
+  if (it == list.begin() || gpu_ns >= std::prev(it)->gpu_end_ns || std::prev(it)->warmup) return kNone;
+  return static_cast<int32_t>(it - list.begin() - 1);
+}
+
 Iterations findIterations(const TraceData& trace) {
   if (trace.kernels.size() == 0) return {};
   const std::vector<int64_t> launch = launchTimes(trace);
@@ -226,9 +233,9 @@ Iterations findIterations(const TraceData& trace) {
     assignKernels(trace, launch, it.session, it);
   } else {
     it = fromKernelPattern(trace, launch);
-    if (it.source == IterationSource::kNone) it = fromHostSyncs(trace, launch);
+    if (it.source == IterationSource::kNotFound) it = fromHostSyncs(trace, launch);
   }
-  if (it.source != IterationSource::kNone) markWarmup(it);
+  if (it.source != IterationSource::kNotFound) markWarmup(it);
   return it;
 }
 
@@ -237,7 +244,7 @@ std::string_view toString(IterationSource source) {
     case IterationSource::kNvtx: return "nvtx";
     case IterationSource::kKernelPattern: return "kernel pattern";
     case IterationSource::kHostSync: return "host sync";
-    case IterationSource::kNone: break;
+    case IterationSource::kNotFound: break;
   }
   return "none";
 }

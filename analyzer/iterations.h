@@ -22,15 +22,17 @@ struct Iteration {
   int64_t durationNs() const { return std::max(end_ns, gpu_end_ns) - start_ns; }
 };
 
-enum class IterationSource { kNone, kNvtx, kKernelPattern, kHostSync };
+enum class IterationSource { kNotFound, kNvtx, kKernelPattern, kHostSync };
 
 struct Iterations {
-  IterationSource source = IterationSource::kNone;
+  IterationSource source = IterationSource::kNotFound;
   std::string marker;  // the NVTX range name, or the kernel name that opens each iteration
   int32_t session = 0;
   std::vector<Iteration> list;
   DurationStats steady_duration;  // durations of the iterations that are not warm-up, ns
   int64_t warmupCount() const;
+  // The steady (not warm-up) iteration whose GPU span holds this time, or kNone.
+  int32_t steadyIterationAt(int64_t gpu_ns) const;
 };
 
 Iterations findIterations(const TraceData& trace);

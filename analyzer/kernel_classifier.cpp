@@ -1,5 +1,7 @@
 #include "analyzer/kernel_classifier.h"
 
+#include "analyzer/trace_data.h"
+
 #include <array>
 #include <cctype>
 #include <initializer_list>
@@ -193,6 +195,13 @@ KernelKind classifyKernel(std::string_view name) {
     }
   }
   return kind;
+}
+
+std::vector<KernelKind> classifyConfigs(const TraceData& trace) {
+  std::vector<KernelKind> kinds;
+  kinds.reserve(trace.configs.size());
+  for (const schema::KernelConfigRow& c : trace.configs) kinds.push_back(classifyKernel(trace.text(c.name.id)));
+  return kinds;
 }
 
 std::string_view toString(KernelClass cls) {

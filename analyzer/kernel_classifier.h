@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 namespace gpuscope::analysis {
 
@@ -34,6 +35,10 @@ struct KernelKind {
 };
 
 KernelKind classifyKernel(std::string_view name);
+
+struct TraceData;
+// The kind of every kernel configuration of a trace (index: TraceData::configs), each name classified once.
+std::vector<KernelKind> classifyConfigs(const TraceData& trace);
 
 std::string_view toString(KernelClass cls);      // "elementwise", "gemm", … (stable: used in JSON)
 std::string_view toString(Precision precision);  // "fp32", "tf32", "bf16", … or "" when unknown

@@ -45,8 +45,7 @@ class Replay {
     const MemoryTable& m = t_.memory;
     // An address allocated twice without a free in between: the free was not recorded.
     if (live_[m.session[i]].count(m.address[i])) release(m.session[i], m.address[i], m.time_ns[i]);
-    Allocation a{m.session[i], m.device[i], m.address[i], m.bytes[i],
-                 m.time_ns[i], kNone,       m.kind[i],    m.correlation_id[i]};
+    Allocation a{m.session[i], m.device[i], m.address[i], m.bytes[i], m.time_ns[i], kNone, m.kind[i], m.call[i]};
     live_[a.session][a.address] = static_cast<int32_t>(out_.allocations.size());
     out_.allocations.push_back(a);
     change(a.device, a.bytes, a.alloc_ns);
@@ -177,13 +176,10 @@ MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iteration
 }
 
 std::string creatorOf(const TraceData& trace, const Allocation& a) {
+  if (a.call == kNone) return "an allocation CUDA made itself (no API call recorded)";
   const ApiTable& api = trace.api_calls;
-  for (size_t i = 0; i < api.size(); ++i) {
-    if (a.correlation_id == 0 || api.correlation_id[i] != a.correlation_id || api.session[i] != a.session) continue;
-    const std::string range = rangeAt(trace, a.session, api.thread_id[i], api.start_ns[i]);
-    return trace.text(api.name[i]) + (range.empty() ? "" : " in NVTX range '" + range + "'");
-  }
-  return "an allocation CUDA made itself (no API call recorded)";
+  const std::string range = rangeAt(trace, a.session, api.thread_id[a.call], api.start_ns[a.call]);
+  return trace.text(api.name[a.call]) + (range.empty() ? "" : " in NVTX range '" + range + "'");
 }
 
 }  // namespace gpuscope::analysis

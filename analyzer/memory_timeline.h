@@ -18,7 +18,7 @@ struct Allocation {
   int64_t alloc_ns = 0;
   int64_t free_ns = kNone;  // kNone: still alive when recording ended
   schema::MemoryKind kind = schema::MemoryKind::kUnknown;
-  int64_t correlation_id = 0;  // of the allocating API call
+  int32_t call = kNone;  // index into TraceData::api_calls of the allocating call
   bool aliveAt(int64_t t) const { return alloc_ns <= t && (free_ns == kNone || free_ns > t); }
 };
 

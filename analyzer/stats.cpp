@@ -37,9 +37,7 @@ std::vector<KernelNameSummary> kernelsByName(const TraceData& trace, int64_t ker
 }
 
 std::vector<KernelClassSummary> kernelsByClass(const TraceData& trace, int64_t kernel_time) {
-  std::vector<KernelKind> kind_of_config;  // classify each configuration once, not each kernel
-  for (const schema::KernelConfigRow& c : trace.configs)
-    kind_of_config.push_back(classifyKernel(trace.text(c.name.id)));
+  const std::vector<KernelKind> kind_of_config = classifyConfigs(trace);
   using Key = std::pair<KernelClass, Precision>;
   std::map<Key, std::vector<int64_t>> durations;
   std::map<Key, std::unordered_map<int32_t, bool>> names;

@@ -391,7 +391,7 @@ void numberSessions(const std::vector<int64_t>& raw, std::vector<int32_t>& colum
   for (int64_t id : raw) column.push_back(index.session(id));
 }
 
-// Joins GPU work to its launching call once, for every analysis to use.
+// Joins GPU work and allocations to the API calls that issued them, once, for every analysis to use.
 void linkLaunches(TraceData& t) {
   const LaunchIndex launches(t);
   for (GpuWorkColumns* work : std::initializer_list<GpuWorkColumns*>{&t.kernels, &t.copies, &t.memsets}) {
@@ -400,6 +400,9 @@ void linkLaunches(TraceData& t) {
       work->launch_call[i] = launches.callOf(work->session[i], work->correlation_id[i]);
     }
   }
+  MemoryTable& m = t.memory;
+  m.call.resize(m.size());
+  for (size_t i = 0; i < m.size(); ++i) m.call[i] = launches.callOf(m.session[i], m.correlation_id[i]);
 }
 
 }  // namespace

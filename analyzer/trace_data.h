@@ -61,6 +61,7 @@ struct SyncTable {
 struct MemoryTable {  // allocations and releases, by time
   std::vector<int64_t> time_ns, address, bytes, correlation_id;
   std::vector<int32_t> session, device, stream;  // stream: kNone when not stream-ordered
+  std::vector<int32_t> call;                     // index into TraceData::api_calls of the call that made it, or kNone
   std::vector<schema::MemoryOp> op;
   std::vector<schema::MemoryKind> kind;
   size_t size() const { return time_ns.size(); }

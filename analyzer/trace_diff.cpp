@@ -20,24 +20,17 @@ struct Side {
   std::map<std::string, std::pair<double, double>> by_class;  // "class precision" -> (time ns, count)
 };
 
-bool inSteadyIteration(const Iterations& it, int64_t start) {
-  auto pos = std::upper_bound(it.list.begin(), it.list.end(), start,
-                              [](int64_t s, const Iteration& i) { return s < i.gpu_start_ns; });
-  return pos != it.list.begin() && start < std::prev(pos)->gpu_end_ns && !std::prev(pos)->warmup;
-}
-
 Side measure(const TraceData& t, const Iterations& iterations, bool per_iteration) {
   Side side;
   const double divisor = per_iteration ? static_cast<double>(iterations.steady_duration.count) : 1.0;
   std::vector<std::string> class_of_config;
-  for (const schema::KernelConfigRow& c : t.configs) {
-    const KernelKind kind = classifyKernel(t.text(c.name.id));
+  for (const KernelKind& kind : classifyConfigs(t)) {
     std::string label(toString(kind.cls));
     if (kind.precision != Precision::kUnknown) label += " " + std::string(toString(kind.precision));
     class_of_config.push_back(label);
   }
   for (size_t k = 0; k < t.kernels.size(); ++k) {
-    if (per_iteration && !inSteadyIteration(iterations, t.kernels.start_ns[k])) continue;
+    if (per_iteration && iterations.steadyIterationAt(t.kernels.start_ns[k]) == kNone) continue;
     const double d = static_cast<double>(t.kernels.end_ns[k] - t.kernels.start_ns[k]) / divisor;
     auto& n = side.by_name[t.kernelName(k)];
     n.first += d, n.second += 1.0 / divisor;

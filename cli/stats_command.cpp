@@ -203,7 +203,7 @@ Report timelineReport(const std::vector<analysis::DeviceTimeline>& timelines, co
 
 Report iterationsReport(const analysis::Iterations& it) {
   std::string title = "Iterations";
-  if (it.source == analysis::IterationSource::kNone) {
+  if (it.source == analysis::IterationSource::kNotFound) {
     title += ": none found (no repeating NVTX range, kernel pattern or host synchronisation)";
   } else {
     title += " (from " + std::string(toString(it.source)) + " '" + it.marker + "'; " + std::to_string(it.list.size()) +

@@ -65,7 +65,7 @@ TEST(Iterations, HostSynchronisationsEndSteps) {
 
 TEST(Iterations, NoneInProgramsWithoutALoop) {
   for (const char* name : {"torch_kernels.gpuscope", "cupy_kernels.gpuscope", "launch_bound.gpuscope"}) {
-    EXPECT_EQ(iterationsOf(testing::fixturePath(name)).source, IterationSource::kNone) << name;
+    EXPECT_EQ(iterationsOf(testing::fixturePath(name)).source, IterationSource::kNotFound) << name;
   }
   TempDir dir;
   ASSERT_TRUE(testing::writeEmptyTrace(dir.path("e.gpuscope")));
