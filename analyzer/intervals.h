@@ -36,17 +36,22 @@ inline int64_t totalLength(const std::vector<Interval>& disjoint) {
   return total;
 }
 
-// Length of the intersection of two sets of disjoint, sorted intervals.
-inline int64_t overlapLength(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  int64_t total = 0;
+// The intersection of two sets of disjoint, sorted intervals, itself disjoint and sorted.
+inline std::vector<Interval> intersect(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
     const int64_t start = std::max(a[i].start, b[j].start);
     const int64_t end = std::min(a[i].end, b[j].end);
-    if (end > start) total += end - start;
+    if (end > start) out.push_back({start, end});
     (a[i].end < b[j].end) ? ++i : ++j;
   }
-  return total;
+  return out;
+}
+
+// Length of the intersection of two sets of disjoint, sorted intervals.
+inline int64_t overlapLength(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  return totalLength(intersect(a, b));
 }
 
 }  // namespace gpuscope::analysis

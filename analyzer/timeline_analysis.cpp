@@ -90,23 +90,34 @@ void classifyGap(int64_t gap_start, const WorkItem& next, const std::vector<int6
   }
 }
 
+// Whether [start, end] lies inside one of the windows (sorted, disjoint); no windows: everything counts.
+bool inWindows(const std::vector<Interval>& windows, int64_t start, int64_t end) {
+  if (windows.empty()) return true;
+  auto it =
+      std::upper_bound(windows.begin(), windows.end(), start, [](int64_t t, const Interval& w) { return t < w.start; });
+  return it != windows.begin() && std::prev(it)->end >= end;
+}
+
 IdleBreakdown idleBreakdown(const std::vector<Interval>& busy, const std::vector<WorkItem>& work,
-                            const std::vector<int64_t>& sync_ends, const std::vector<Interval>& copy_calls) {
+                            const HostWaits& waits, int32_t session, const std::vector<Interval>& windows) {
   IdleBreakdown idle;
   size_t next = 0;
   for (size_t i = 1; i < busy.size(); ++i) {
     while (next < work.size() && work[next].start < busy[i].start) ++next;  // the work that ends the gap
-    if (next < work.size()) classifyGap(busy[i - 1].end, work[next], sync_ends, copy_calls, idle);
+    if (next < work.size() && inWindows(windows, busy[i - 1].end, busy[i].start)) {
+      classifyGap(busy[i - 1].end, work[next], waits.sync_ends[session], waits.copy_calls[session], idle);
+    }
   }
   return idle;
 }
 
 // Launch latency, launch-call cost and short kernels of one device.
-void measureLaunches(const TraceData& t, int32_t device, const std::vector<Interval>& busy, DeviceTimeline& out) {
+void measureLaunches(const TraceData& t, int32_t device, const std::vector<Interval>& busy,
+                     const std::vector<Interval>& windows, DeviceTimeline& out) {
   std::vector<int64_t> all, on_idle, call_ns, durations;
   const KernelTable& k = t.kernels;
   for (size_t i = 0; i < k.size(); ++i) {
-    if (k.device[i] != device) continue;
+    if (k.device[i] != device || !inWindows(windows, k.start_ns[i], k.start_ns[i])) continue;
     durations.push_back(k.end_ns[i] - k.start_ns[i]);
     const int32_t call = k.launch_call[i];
     if (call == kNone) continue;
@@ -135,7 +146,10 @@ void measureLaunches(const TraceData& t, int32_t device, const std::vector<Inter
 
 }  // namespace
 
-std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace) {
+std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace) { return analyzeTimeline(trace, {}); }
+
+std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace, const std::vector<Interval>& windows_in) {
+  const std::vector<Interval> windows = mergeIntervals(windows_in);
   const std::vector<DeviceActivity> activity = deviceActivity(trace);
   const std::vector<std::vector<WorkItem>> work = workByDevice(trace);
   const HostWaits waits = hostWaits(trace);
@@ -151,15 +165,17 @@ std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace) {
     const DeviceActivity& a = activity[d];
     tl.device = static_cast<int32_t>(d);
     if (!a.busy.empty()) {
-      tl.window_start_ns = a.busy.front().start;
-      tl.window_end_ns = a.busy.back().end;
+      tl.window_start_ns =
+          windows.empty() ? a.busy.front().start : std::max(a.busy.front().start, windows.front().start);
+      tl.window_end_ns = windows.empty() ? a.busy.back().end : std::min(a.busy.back().end, windows.back().end);
+      tl.window_end_ns = std::max(tl.window_end_ns, tl.window_start_ns);
     }
-    tl.busy_ns = totalLength(a.busy);
-    const int32_t session = session_of_device[d];
-    tl.idle = idleBreakdown(a.busy, work[d], waits.sync_ends[session], waits.copy_calls[session]);
-    measureLaunches(trace, tl.device, a.busy, tl);
-    tl.copy_ns = totalLength(a.copies);
-    tl.copy_overlap_ns = overlapLength(a.kernels, a.copies);
+    tl.busy_ns = windows.empty() ? totalLength(a.busy) : overlapLength(a.busy, windows);
+    tl.idle = idleBreakdown(a.busy, work[d], waits, session_of_device[d], windows);
+    measureLaunches(trace, tl.device, a.busy, windows, tl);
+    tl.copy_ns = windows.empty() ? totalLength(a.copies) : overlapLength(a.copies, windows);
+    const std::vector<Interval> copies_in = windows.empty() ? a.copies : intersect(a.copies, windows);
+    tl.copy_overlap_ns = overlapLength(a.kernels, copies_in);
   }
   return out;
 }

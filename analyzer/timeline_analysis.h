@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analyzer/duration_stats.h"
+#include "analyzer/intervals.h"
 #include "analyzer/trace_data.h"
 
 namespace gpuscope::analysis {
@@ -45,5 +46,8 @@ struct DeviceTimeline {
 };
 
 std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace);
+// The same inside the given windows only (e.g. the steady iterations' GPU spans): idle gaps wholly inside
+// one, kernels that start in one, busy and copy time within them.
+std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace, const std::vector<Interval>& windows);
 
 }  // namespace gpuscope::analysis

@@ -93,6 +93,28 @@ TEST(TimelineAnalysis, FixturesShowTheirKnownBottlenecks) {
   EXPECT_GT(streams.copy_overlap_ns, 0);
 }
 
+TEST(TimelineAnalysis, OnlyInsideTheWindows) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.kernel("warmup", 0, 5'000, 7, 0);
+  b.kernel("a", 10'000, 20'000, 7, 9'000);
+  b.kernel("b", 26'000, 30'000, 7, 25'000);  // a launch-bound gap of 6,000 ns inside the window
+  b.kernel("c", 60'000, 70'000, 7, 59'000);  // the gap before it crosses the window's end: not counted
+  b.copy(CopyKind::kHostToDevice, MemoryKind::kPinned, 1 << 20, 28'000, 34'000, 8);
+  ASSERT_TRUE(b.finish());
+  const std::vector<DeviceTimeline> all = analyzeTimeline(loadForTest(dir.path("t.gpuscope")), {{10'000, 40'000}});
+  ASSERT_EQ(all.size(), 1u);
+  const DeviceTimeline& tl = all[0];
+  EXPECT_EQ(tl.window_start_ns, 10'000);
+  EXPECT_EQ(tl.window_end_ns, 40'000);
+  EXPECT_EQ(tl.busy_ns, 10'000 + 4'000 + 4'000);  // a, b, and the copy's part after b
+  EXPECT_EQ(tl.kernels, 2);
+  EXPECT_EQ(tl.idle.gaps, 1);
+  EXPECT_EQ(tl.idle.launch_bound_ns, 6'000);
+  EXPECT_EQ(tl.copy_ns, 6'000);
+  EXPECT_EQ(tl.copy_overlap_ns, 2'000);
+}
+
 TEST(TimelineAnalysis, TraceWithoutGpuWork) {
   TempDir dir;
   ASSERT_TRUE(testing::writeEmptyTrace(dir.path("e.gpuscope")));

@@ -7,12 +7,14 @@
 #  coexistence   PyTorch NVTX, and a program that starts torch.profiler itself while gpuscope records it
 #  writer        the trace writer's rows per second on this machine's CPU
 #  fixtures      records the fixture traces of tests/fixtures/ into OUT_DIR/fixtures.tar.gz
+#  advisor       records the advisor cases (samples/pytorch/advisor_cases.py), the memory_pool sample, and
+#                runs the GEMM padding benchmark; traces into OUT_DIR/advisor.tar.gz
 # Usage: overhead.sh CARRY_DIR OUT_DIR [SECTION...]   (default: every section)
 set -u
 carry=$1
 out=$2
 shift 2
-sections=${*:-overhead stress coexistence writer fixtures}
+sections=${*:-overhead stress coexistence writer fixtures advisor}
 gpuscope="$carry/bin/gpuscope"
 bench=samples/pytorch/overhead_bench.py
 work=$(mktemp -d)
@@ -108,6 +110,22 @@ section_fixtures() {
   XLA_PYTHON_CLIENT_PREALLOCATE=false record_fixture jax_kernels python3 samples/kernel_zoo/jax_kernels.py
   ls -la "$work/fixtures" | tee -a "$results"
   tar -C "$work" -czf "$out/fixtures.tar.gz" fixtures
+}
+
+section_advisor() {  # the advisor's cases, recorded and run plain, and the GEMM padding benchmark
+  echo "== advisor cases"
+  mkdir -p "$work/advisor"
+  local c
+  for c in naive tuned memory_activations memory_optimizer; do
+    timeout 300 python3 samples/pytorch/advisor_cases.py $c | sed "s/^/advisor plain $c: /" | tee -a "$results"
+    timeout 300 "$gpuscope" record -q -f -o "$work/advisor/advisor_$c.gpuscope" -- \
+      python3 samples/pytorch/advisor_cases.py $c 2>&1 | tail -3 | sed "s/^/advisor recorded $c: /" | tee -a "$results"
+  done
+  timeout 120 "$gpuscope" record -q -f -o "$work/advisor/memory_pool.gpuscope" -- "$carry/bin/sample_memory_pool" 2>&1 |
+    sed "s/^/memory_pool: /" | tee -a "$results"
+  timeout 300 python3 tests/bench/gemm_alignment.py | sed "s/^/gemm_alignment: /" | tee -a "$results"
+  ls -la "$work/advisor" | tee -a "$results"
+  tar -C "$work" -czf "$out/advisor.tar.gz" advisor
 }
 
 for section in $sections; do

@@ -19,12 +19,24 @@ int64_t query(const std::string& name, const std::string& sql) {
   return v ? *v : -1;
 }
 
-const char* const kFixtures[] = {
-    "elementwise_chain.gpuscope",   "launch_bound.gpuscope",        "pageable_sync.gpuscope",
-    "memory_leak.gpuscope",         "multi_stream.gpuscope",        "graph_replay.gpuscope",
-    "nvtx_training.gpuscope",       "pytorch_launch_loop.gpuscope", "pytorch_gpt2_step.gpuscope",
-    "pytorch_resnet_step.gpuscope", "torch_kernels.gpuscope",       "cupy_kernels.gpuscope",
-    "jax_kernels.gpuscope"};
+const char* const kFixtures[] = {"elementwise_chain.gpuscope",
+                                 "launch_bound.gpuscope",
+                                 "pageable_sync.gpuscope",
+                                 "memory_leak.gpuscope",
+                                 "multi_stream.gpuscope",
+                                 "graph_replay.gpuscope",
+                                 "nvtx_training.gpuscope",
+                                 "pytorch_launch_loop.gpuscope",
+                                 "pytorch_gpt2_step.gpuscope",
+                                 "pytorch_resnet_step.gpuscope",
+                                 "torch_kernels.gpuscope",
+                                 "cupy_kernels.gpuscope",
+                                 "jax_kernels.gpuscope",
+                                 "advisor_naive.gpuscope",
+                                 "advisor_tuned.gpuscope",
+                                 "advisor_memory_activations.gpuscope",
+                                 "advisor_memory_optimizer.gpuscope",
+                                 "memory_pool.gpuscope"};
 
 TEST(Fixtures, EachWasRecordedOnAnH100AndExportsAsValidJson) {
   for (const char* name : kFixtures) {
@@ -90,6 +102,22 @@ TEST(Fixtures, KernelZooRunsLabelEachKindWithAnNvtxRange) {
   EXPECT_EQ(query("torch_kernels.gpuscope", "SELECT count(DISTINCT name_text) FROM nvtx_view"), 15);
   EXPECT_EQ(query("cupy_kernels.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text = 'user_axpy'"), 1);
   EXPECT_GT(query("jax_kernels.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text LIKE '%fusion%'"), 0);
+}
+
+TEST(Fixtures, AdvisorCasesHoldTheirProblemsAndFixes) {
+  EXPECT_EQ(query("advisor_naive.gpuscope", "SELECT count(*) FROM nvtx_view WHERE name_text = 'step'"), 12);
+  EXPECT_GT(query("advisor_naive.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text LIKE '%simt_sgemm%'"), 0);
+  EXPECT_GT(query("advisor_naive.gpuscope", "SELECT count(*) FROM memcpy WHERE copy_kind = 1 AND src_kind = 1"), 0);
+  // Tuned: the step replays CUDA graphs of Triton kernels.
+  EXPECT_GT(query("advisor_tuned.gpuscope", "SELECT count(*) FROM kernel WHERE graph_id IS NOT NULL"), 1000);
+  EXPECT_GT(query("advisor_tuned.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text LIKE 'triton_%'"), 0);
+  // Without the caching allocator every tensor is a cudaMalloc: hundreds per step.
+  EXPECT_GT(query("advisor_memory_activations.gpuscope", "SELECT count(*) FROM memory_event WHERE op = 1"), 1000);
+  // The pool's events carry the sizes the sample printed (samples/memory_pool/README.md).
+  EXPECT_EQ(query("memory_pool.gpuscope", "SELECT count(*) FROM memory_event WHERE op = 1 AND pool_address != 0"), 40);
+  EXPECT_EQ(query("memory_pool.gpuscope",
+                  "SELECT count(*) FROM memory_pool_event WHERE size_bytes = 134217728 AND utilized_bytes = 67108864"),
+            1);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -276,6 +277,20 @@ void writeFile(const std::string& path, const std::string& contents) {
 
 std::string fixturePath(const std::string& name) {
   return std::string(GPUSCOPE_SOURCE_DIR) + "/tests/fixtures/" + name;
+}
+
+std::string jsonSchemaProblem(const std::string& schema, const std::string& json_path) {
+  const std::string source = GPUSCOPE_SOURCE_DIR;
+  const std::string command = "python3 '" + source + "/tests/support/check_json_schema.py' '" + source + "/" + schema +
+                              "' '" + json_path + "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return "cannot run python3";
+  std::string output;
+  char buffer[512];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  if (status == 0) return "";
+  return output.empty() ? "python3 check_json_schema.py failed" : output;
 }
 
 }  // namespace gpuscope::testing

@@ -55,5 +55,8 @@ struct GpuscopeRun {
 GpuscopeRun runGpuscope(const std::vector<std::string>& args, const TempDir& dir,
                         const std::function<void(pid_t)>& on_started = {});
 void writeFile(const std::string& path, const std::string& contents);
+// Checks a JSON file against a schema of the source tree (path relative to it) with python3-jsonschema;
+// returns "" when valid, else the error.
+std::string jsonSchemaProblem(const std::string& schema, const std::string& json_path);
 
 }  // namespace gpuscope::testing

@@ -1,0 +1,67 @@
+// plan.json: the fixes `gpuscope advise --plan` proposes, in the form the bundled runtime and the PyTorch
+// bridge apply them, with the step time and peak memory measured before and predicted after, so that a
+// re-run can check the prediction. The schema is formats/plan.schema.json; readPlan() enforces it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "formats/status.h"
+
+namespace gpuscope::plan {
+
+inline constexpr int64_t kVersion = 1;
+inline constexpr std::string_view kFormat = "gpuscope-plan";
+
+// What a fix changes; the runtime applies each kind its own way (plan.schema.json lists the parameters).
+inline constexpr std::string_view kFixKinds[] = {
+    "fusion",       // fuse a recurring kernel chain (kernels: names in order)
+    "cuda_graphs",  // capture the step into a CUDA graph (scope)
+    "precision",    // run GEMMs and convolutions in lower precision (setting: bf16_autocast | tf32)
+    "attention",    // replace written-out attention with fused scaled-dot-product attention
+    "optimizer",    // fused or multi-tensor optimizer step, or smaller optimizer state (setting)
+    "checkpoint",   // activation checkpointing (segments)
+    "allocator",    // caching-allocator settings (setting: PYTORCH_CUDA_ALLOC_CONF value)
+    "data_loader",  // input pipeline settings (num_workers, pin_memory, persistent_workers)
+};
+bool isFixKind(std::string_view kind);
+
+using Value = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
+
+struct Param {
+  std::string key;
+  Value value;
+};
+
+struct Fix {
+  std::string id;    // unique within the plan: "fusion-1", "precision-1"
+  std::string kind;  // one of kFixKinds
+  std::string rule;  // the advisor rule that proposed it
+  std::vector<Param> params;
+  const Value* param(std::string_view key) const;
+};
+
+struct Outcome {
+  int64_t step_time_ns = 0;       // per iteration (per run when the trace has no iterations)
+  int64_t peak_memory_bytes = 0;  // device memory, the device with the highest peak
+};
+
+struct Plan {
+  std::string trace;       // the trace the plan was made from
+  std::string step_basis;  // how the step was measured: "median of 7 steady iterations (NVTX 'step')"
+  Outcome measured;
+  Outcome predicted;
+  std::string prediction_basis;
+  std::vector<Fix> fixes;
+};
+
+std::string toJson(const Plan& plan);
+// Writes the plan atomically (an existing file is replaced only by a complete one).
+Status writePlan(const Plan& plan, const std::string& path);
+// Reads and checks a plan: one clear error for a file that is not a plan of this version or breaks the schema.
+Result<Plan> readPlan(const std::string& path);
+
+}  // namespace gpuscope::plan
