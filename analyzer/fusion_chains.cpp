@@ -61,10 +61,24 @@ std::vector<int32_t> rangeOfKernels(const TraceData& t) {
   return of;
 }
 
+// Whether the thread that launched kernel `before` made a CUDA call other than a launch (an allocation, a copy,
+// a synchronisation) before launching `after`: host work between two kernels is not something fusion removes.
+// Calls under a microsecond (cudaGetDevice, cudaGetLastError) do not count.
+bool hostWorkBetween(const TraceData& t, size_t before, size_t after) {
+  const int32_t a = t.kernels.launch_call[before], b = t.kernels.launch_call[after];
+  if (a == kNone || b == kNone) return false;
+  const ApiTable& api = t.api_calls;
+  for (auto i = static_cast<size_t>(a) + 1; i < static_cast<size_t>(b); ++i) {
+    if (api.thread_id[i] != api.thread_id[a] || api.end_ns[i] - api.start_ns[i] < 1'000) continue;
+    if (t.text(api.name[i]).find("aunch") == std::string::npos) return true;
+  }
+  return false;
+}
+
 // Walks each stream's kernels and cuts them into chains: a run of memory-bound kernels, or a GEMM or
 // convolution with the elementwise kernels right after it. Copies and memsets between kernels on the
 // stream do not break a chain here (they are rare between fusable kernels); iterations, NVTX ranges (a
-// kernel launched in another innermost range) and long gaps do.
+// kernel launched in another innermost range), host work between the launches and long gaps do.
 std::vector<Chain> findChains(const TraceData& t, const std::vector<KernelKind>& kind,
                               const std::vector<int32_t>& iteration, const std::vector<int32_t>& range) {
   std::vector<std::vector<size_t>> by_stream(t.streams.size());
@@ -86,7 +100,8 @@ std::vector<Chain> findChains(const TraceData& t, const std::vector<KernelKind>&
       const bool same_iteration =
           current.kernels.empty() ||
           (iteration[current.kernels.back()] == iteration[k] && range[current.kernels.back()] == range[k] &&
-           t.kernels.start_ns[k] - t.kernels.end_ns[current.kernels.back()] <= kMaxGapNs);
+           t.kernels.start_ns[k] - t.kernels.end_ns[current.kernels.back()] <= kMaxGapNs &&
+           !hostWorkBetween(t, current.kernels.back(), k));
       const bool extends =
           !current.kernels.empty() && same_iteration && current.kernels.size() < kMaxChainLength &&
           (current.kind == FusionKind::kGemmEpilogue ? kk.cls == KernelClass::kElementwise : kk.memoryBound());

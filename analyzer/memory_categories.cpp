@@ -1,39 +1,19 @@
 #include "analyzer/memory_categories.h"
 
 #include <algorithm>
-#include <cctype>
 #include <string>
+
+#include "analyzer/phases.h"
 
 namespace gpuscope::analysis {
 
 namespace {
 
-enum class Phase { kNone, kSetup, kForward, kBackward, kOptimizer, kAfter };
-
-struct PhaseRange {
-  int64_t start = 0, end = 0;
-  Phase phase = Phase::kNone;
-};
-
-Phase phaseOfName(std::string name) {
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (name.find("backward") != std::string::npos || name.find("bwd") != std::string::npos) return Phase::kBackward;
-  if (name.find("forward") != std::string::npos || name.find("fwd") != std::string::npos) return Phase::kForward;
-  if (name.find("optim") != std::string::npos) return Phase::kOptimizer;
-  return Phase::kNone;
-}
-
 // Where in the program a moment falls: set-up, a phase of an iteration (and which iteration), or after.
 class PhaseMap {
  public:
-  PhaseMap(const TraceData& t, const Iterations& iterations) : iterations_(iterations) {
-    for (size_t r = 0; r < t.nvtx.size(); ++r) {
-      if (t.nvtx.kind[r] != schema::NvtxKind::kRange || t.nvtx.session[r] != iterations.session) continue;
-      if (Phase p = phaseOfName(t.text(t.nvtx.name[r])); p != Phase::kNone) {
-        ranges_.push_back({t.nvtx.start_ns[r], t.nvtx.end_ns[r], p});
-      }
-    }
-  }
+  PhaseMap(const TraceData& t, const Iterations& iterations)
+      : iterations_(iterations), ranges_(phaseRanges(t, iterations.session)) {}
   bool phasesFound() const { return !ranges_.empty(); }
 
   // -1 before the first iteration, list.size() after the last.
@@ -57,7 +37,7 @@ class PhaseMap {
       if (it->end > t) return it->phase;
       if (t - it->start > kLookBackNs) break;
     }
-    return Phase::kNone;
+    return Phase::kNoPhase;
   }
 
  private:

@@ -32,27 +32,29 @@ int64_t scaled(int64_t bytes, double factor) {
 void addWhatIfs(MemoryModel& m) {
   const MemoryModelTerms& t = m.terms;
   const int64_t peak = m.measured_peak_bytes;
-  auto add = [&](std::string change, int64_t delta, std::string basis) {
-    m.what_ifs.push_back({std::move(change), std::max<int64_t>(0, peak + delta), std::move(basis)});
+  auto add = [&](std::string id, int64_t setting, std::string change, int64_t delta, std::string basis) {
+    m.what_ifs.push_back(
+        {std::move(id), setting, std::move(change), std::max<int64_t>(0, peak + delta), std::move(basis)});
   };
-  add("bf16 activations (autocast)", -t.activations / 2,
+  add("bf16_activations", 0, "bf16 activations (autocast)", -t.activations / 2,
       "activations halve from fp32 to 16-bit; parameters, gradients and optimizer state stay fp32");
   if (m.layers >= 2) {
     const int64_t k = std::max<int64_t>(1, std::llround(std::sqrt(static_cast<double>(m.layers))));
     const double kept = static_cast<double>(k) / static_cast<double>(m.layers) + 1.0 / static_cast<double>(k);
-    add("activation checkpointing in " + std::to_string(k) + " segments",
+    add("checkpointing", k, "activation checkpointing in " + std::to_string(k) + " segments",
         scaled(t.activations, std::min(1.0, kept)) - t.activations,
         std::to_string(m.layers) + " activations per iteration taken as layers of equal size: " + std::to_string(k) +
             " segment boundaries are kept and one segment is recomputed at a time (about one more forward pass of "
             "compute)");
   }
-  add("8-bit optimizer state", -scaled(t.optimizer_state, 0.75),
+  add("optimizer_8bit", 0, "8-bit optimizer state", -scaled(t.optimizer_state, 0.75),
       "optimizer state from fp32 to 8-bit values, 4x smaller");
-  add("optimizer state sharded over " + std::to_string(kShardRanks) + " GPUs (ZeRO-1)",
+  add("optimizer_sharded", kShardRanks,
+      "optimizer state sharded over " + std::to_string(kShardRanks) + " GPUs (ZeRO-1)",
       -scaled(t.optimizer_state, 1.0 - 1.0 / kShardRanks),
       "each GPU keeps 1/" + std::to_string(kShardRanks) + " of the optimizer state");
-  add("batch size x2", t.activations, "activations grow with the batch; everything else stays");
-  add("batch size /2", -t.activations / 2, "activations shrink with the batch; everything else stays");
+  add("batch_x2", 0, "batch size x2", t.activations, "activations grow with the batch; everything else stays");
+  add("batch_half", 0, "batch size /2", -t.activations / 2, "activations shrink with the batch; everything else stays");
 }
 
 }  // namespace

@@ -22,6 +22,9 @@ struct MemoryModelTerms {       // bytes at the measured peak
 };
 
 struct WhatIf {
+  std::string id;                // stable: "bf16_activations", "checkpointing", "optimizer_8bit", "optimizer_sharded",
+                                 // "batch_x2", "batch_half"
+  int64_t setting = 0;           // checkpointing: segments; optimizer_sharded: GPUs
   std::string change;            // "bf16 activations (autocast)"
   int64_t predicted_peak_bytes;  // the model's peak after the change
   std::string basis;             // what the estimate assumes

@@ -10,7 +10,10 @@ namespace {
 
 struct WorkItem {
   int64_t start = 0;
-  int64_t launch = kNone;  // start of the API call that issued it; kNone when it was not recorded
+  // When the host had issued it: the end of its launch call (or the work's start, if that came first: a
+  // synchronous copy's call ends after the copy); kNone when the call was not recorded. A tiny kernel whose
+  // launch call began before the GPU ran dry but ended after was not queued: the host was still launching.
+  int64_t launch = kNone;
   bool pageable_copy = false;
 };
 
@@ -19,7 +22,8 @@ std::vector<std::vector<WorkItem>> workByDevice(const TraceData& t) {
   std::vector<std::vector<WorkItem>> work(t.devices.size());
   auto add = [&](const GpuWorkColumns& c, size_t i, bool pageable) {
     const int32_t call = c.launch_call[i];
-    work[c.device[i]].push_back({c.start_ns[i], call == kNone ? kNone : t.api_calls.start_ns[call], pageable});
+    const int64_t issued = call == kNone ? kNone : std::min(t.api_calls.end_ns[call], c.start_ns[i]);
+    work[c.device[i]].push_back({c.start_ns[i], issued, pageable});
   };
   for (size_t i = 0; i < t.kernels.size(); ++i) add(t.kernels, i, false);
   for (size_t i = 0; i < t.copies.size(); ++i) {

@@ -15,10 +15,10 @@ namespace gpuscope::analysis {
 //    (a synchronize call or a synchronous copy ended) in between: the host drained the queue, then
 //    needed this long to give the GPU new work;
 //  - copy_wait: the host was inside a copy call (or the work is a pageable copy, which the host stages);
-//  - launch_bound: the work was launched after the GPU ran dry, with no sync in between: the host could
-//    not issue work as fast as the GPU ran it;
-//  - queued: the work was already queued when the GPU went idle (dependencies between streams, events,
-//    the GPU's own launch latency).
+//  - launch_bound: the work's launch call returned after the GPU ran dry, with no sync in between: the
+//    host could not issue work as fast as the GPU ran it;
+//  - queued: the work's launch call had returned before the GPU went idle (dependencies between streams,
+//    events, the GPU's own scheduling).
 struct IdleBreakdown {
   int64_t total_ns = 0;
   int64_t after_sync_ns = 0;

@@ -32,6 +32,7 @@ const Command* findCommand(std::string_view name);
 int reportError(std::string_view command, const Status& status);
 
 // Commands defined in their own files.
+const Command& adviseCommand();
 const Command& exportCommand();
 const Command& mergeCommand();
 const Command& recordCommand();

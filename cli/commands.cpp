@@ -9,11 +9,6 @@ namespace gpuscope::cli {
 
 namespace {
 
-constexpr OptionSpec kAdviseOptions[] = {
-    {"format", 0, "text|md|html|json", "report format (default: text)"},
-    {"plan", 0, "FILE", "also write the fixes as plan.json for `gpuscope apply`"},
-    {"fail-on", 0, "SEVERITY", "exit non-zero if a finding of this severity or worse exists"},
-};
 constexpr OptionSpec kOutputOptions[] = {
     {"output", 'o', "FILE", "file to write"},
     {"force", 'f', "", "overwrite the output file if it exists"},
@@ -21,10 +16,6 @@ constexpr OptionSpec kOutputOptions[] = {
 constexpr OptionSpec kApplyOptions[] = {{"plan", 0, "FILE", "plan.json written by `gpuscope advise --plan`"}};
 
 const Command kNotBuilt[] = {
-    {"advise", "find what makes the program slow or short of memory, with the fix", "gpuscope advise TRACE [options]",
-     "Runs the advisor's rules over a trace and reports each finding with its evidence, the estimated gain\n"
-     "and the fix.",
-     kAdviseOptions, nullptr, "it comes with the advisor (issue #5)"},
     {"import", "convert a torch.profiler trace or PyTorch memory snapshot into a trace",
      "gpuscope import FILE -o TRACE", "Reads a torch.profiler Chrome trace (JSON) or a PyTorch memory snapshot.",
      kOutputOptions, nullptr, "it comes with the PyTorch support (issue #7)"},
@@ -38,9 +29,9 @@ const Command kNotBuilt[] = {
 
 std::span<const Command> allCommands() {
   static const std::vector<Command> commands = [] {
-    // advise, import, apply are not built yet.
-    std::vector<Command> all{recordCommand(), statsCommand(), kNotBuilt[0], exportCommand(), kNotBuilt[1],
-                             diffCommand(),   mergeCommand(), kNotBuilt[2], infoCommand()};
+    // import and apply are not built yet.
+    std::vector<Command> all{recordCommand(), statsCommand(), adviseCommand(), exportCommand(), kNotBuilt[0],
+                             diffCommand(),   mergeCommand(), kNotBuilt[1],    infoCommand()};
     return all;
   }();
   return commands;

@@ -8,23 +8,9 @@ namespace gpuscope::cli {
 
 namespace {
 
-struct Scale {
-  const char* name;
-  double divisor;
-};
-
-Scale timeScale(double max_ns) {
-  if (max_ns >= 1e9) return {"s", 1e9};
-  if (max_ns >= 1e6) return {"ms", 1e6};
-  return {"us", 1e3};
-}
-
-Scale byteScale(double max_bytes) {
-  if (max_bytes >= 1024.0 * 1024 * 1024) return {"GiB", 1024.0 * 1024 * 1024};
-  if (max_bytes >= 1024.0 * 1024) return {"MiB", 1024.0 * 1024};
-  if (max_bytes >= 1024.0) return {"KiB", 1024.0};
-  return {"B", 1.0};
-}
+using analysis::byteScale;
+using analysis::Scale;
+using analysis::timeScale;
 
 double numberOf(const Cell& cell) {
   if (const auto* i = std::get_if<int64_t>(&cell)) return static_cast<double>(*i);
@@ -171,16 +157,6 @@ void writeJsonRows(JsonWriter& json, const Report& report) {
     json.endObject();
   }
   json.endArray();
-}
-
-std::string formatDuration(int64_t ns) {
-  const Scale s = timeScale(std::fabs(static_cast<double>(ns)));
-  return printf_string("%.3f", static_cast<double>(ns) / s.divisor) + " " + s.name;
-}
-
-std::string formatBytes(int64_t bytes) {
-  const Scale s = byteScale(std::fabs(static_cast<double>(bytes)));
-  return printf_string(s.divisor == 1.0 ? "%.0f" : "%.1f", static_cast<double>(bytes) / s.divisor) + " " + s.name;
 }
 
 }  // namespace gpuscope::cli

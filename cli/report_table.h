@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "analyzer/units.h"
 #include "formats/json_writer.h"
 
 namespace gpuscope::cli {
@@ -45,8 +46,7 @@ void writeCsv(std::FILE* out, const Report& report);
 // An array of row objects keyed by column key.
 void writeJsonRows(JsonWriter& json, const Report& report);
 
-// "1.234 ms", "56.0 MiB": one value in the unit that suits it, for sentences.
-std::string formatDuration(int64_t ns);
-std::string formatBytes(int64_t bytes);
+using analysis::formatBytes;  // "56.0 MiB": one value in the unit that suits it, for sentences
+using analysis::formatDuration;
 
 }  // namespace gpuscope::cli

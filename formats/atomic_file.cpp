@@ -51,4 +51,13 @@ Status AtomicFile::commit() {
   return Status::ok();
 }
 
+Status writeFileAtomically(const std::string& path, std::string_view contents, bool overwrite) {
+  Result<AtomicFile> file = AtomicFile::create(path, overwrite);
+  if (!file) return file.status();
+  if (std::fwrite(contents.data(), 1, contents.size(), file->file()) != contents.size()) {
+    return makeError(ErrorKind::kIo, path + ": could not write");
+  }
+  return file->commit();
+}
+
 }  // namespace gpuscope

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "formats/status.h"
 
@@ -30,5 +31,8 @@ class AtomicFile {
   std::string path_;
   std::string temp_path_;
 };
+
+// Writes contents to path through an AtomicFile: the file appears complete or not at all.
+Status writeFileAtomically(const std::string& path, std::string_view contents, bool overwrite);
 
 }  // namespace gpuscope

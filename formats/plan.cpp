@@ -44,6 +44,15 @@ void writeOutcome(JsonWriter& json, std::string_view key, const Outcome& o) {
 
 }  // namespace
 
+void writeFix(JsonWriter& json, const Fix& fix) {
+  json.beginObject().field("id", fix.id).field("kind", fix.kind).field("rule", fix.rule);
+  for (const Param& p : fix.params) {
+    json.key(p.key);
+    writeValue(json, p.value);
+  }
+  json.endObject();
+}
+
 std::string toJson(const Plan& plan) {
   JsonWriter json;
   json.beginObject();
@@ -53,26 +62,13 @@ std::string toJson(const Plan& plan) {
   writeOutcome(json, "predicted", plan.predicted);
   json.field("prediction_basis", plan.prediction_basis);
   json.key("fixes").beginArray(true);
-  for (const Fix& f : plan.fixes) {
-    json.beginObject().field("id", f.id).field("kind", f.kind).field("rule", f.rule);
-    for (const Param& p : f.params) {
-      json.key(p.key);
-      writeValue(json, p.value);
-    }
-    json.endObject();
-  }
+  for (const Fix& f : plan.fixes) writeFix(json, f);
   json.endArray().endObject();
   return json.text() + "\n";
 }
 
-Status writePlan(const Plan& plan, const std::string& path) {
-  Result<AtomicFile> file = AtomicFile::create(path, true);
-  if (!file) return file.status();
-  const std::string text = toJson(plan);
-  if (std::fwrite(text.data(), 1, text.size(), file->file()) != text.size()) {
-    return makeError(ErrorKind::kIo, path + ": could not write the plan");
-  }
-  return file->commit();
+Status writePlan(const Plan& plan, const std::string& path, bool overwrite) {
+  return writeFileAtomically(path, toJson(plan), overwrite);
 }
 
 namespace {

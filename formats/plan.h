@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "formats/json_writer.h"
 #include "formats/status.h"
 
 namespace gpuscope::plan {
@@ -59,8 +60,10 @@ struct Plan {
 };
 
 std::string toJson(const Plan& plan);
-// Writes the plan atomically (an existing file is replaced only by a complete one).
-Status writePlan(const Plan& plan, const std::string& path);
+// One fix as a JSON object (the advisor's JSON report embeds them).
+void writeFix(JsonWriter& json, const Fix& fix);
+// Writes the plan atomically (an existing file is replaced only by a complete one, and only with overwrite).
+Status writePlan(const Plan& plan, const std::string& path, bool overwrite);
 // Reads and checks a plan: one clear error for a file that is not a plan of this version or breaks the schema.
 Result<Plan> readPlan(const std::string& path);
 

@@ -8,7 +8,8 @@
 #  writer        the trace writer's rows per second on this machine's CPU
 #  fixtures      records the fixture traces of tests/fixtures/ into OUT_DIR/fixtures.tar.gz
 #  advisor       records the advisor cases (samples/pytorch/advisor_cases.py), the memory_pool sample, and
-#                runs the GEMM padding benchmark; traces into OUT_DIR/advisor.tar.gz
+#                runs the GEMM padding and optimizer-step benchmarks; traces into OUT_DIR/advisor.tar.gz
+#                (ADVISOR_CASES: the cases to record, default all)
 # Usage: overhead.sh CARRY_DIR OUT_DIR [SECTION...]   (default: every section)
 set -u
 carry=$1
@@ -116,7 +117,7 @@ section_advisor() {  # the advisor's cases, recorded and run plain, and the GEMM
   echo "== advisor cases"
   mkdir -p "$work/advisor"
   local c
-  for c in naive tuned memory_activations memory_optimizer; do
+  for c in ${ADVISOR_CASES:-naive tuned memory_activations memory_optimizer}; do
     timeout 300 python3 samples/pytorch/advisor_cases.py $c | sed "s/^/advisor plain $c: /" | tee -a "$results"
     timeout 300 "$gpuscope" record -q -f -o "$work/advisor/advisor_$c.gpuscope" -- \
       python3 samples/pytorch/advisor_cases.py $c 2>&1 | tail -3 | sed "s/^/advisor recorded $c: /" | tee -a "$results"
@@ -124,6 +125,7 @@ section_advisor() {  # the advisor's cases, recorded and run plain, and the GEMM
   timeout 120 "$gpuscope" record -q -f -o "$work/advisor/memory_pool.gpuscope" -- "$carry/bin/sample_memory_pool" 2>&1 |
     sed "s/^/memory_pool: /" | tee -a "$results"
   timeout 300 python3 tests/bench/gemm_alignment.py | sed "s/^/gemm_alignment: /" | tee -a "$results"
+  timeout 300 python3 tests/bench/optimizer_step.py | sed "s/^/optimizer_step: /" | tee -a "$results"
   ls -la "$work/advisor" | tee -a "$results"
   tar -C "$work" -czf "$out/advisor.tar.gz" advisor
 }

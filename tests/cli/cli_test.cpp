@@ -52,7 +52,7 @@ TEST(Cli, EveryCommandHasHelp) {
 }
 
 TEST(Cli, CommandsNotBuiltYetSaySoAndFail) {
-  for (const char* cmd : {"advise", "import", "apply"}) {
+  for (const char* cmd : {"import", "apply"}) {
     CliRun r = gpuscope({cmd, "x.gpuscope"});
     EXPECT_EQ(r.status, 1) << cmd;
     EXPECT_EQ(r.err.rfind(std::string("gpuscope ") + cmd + ": not built yet"), 0u) << r.err;
@@ -117,6 +117,9 @@ TEST(Cli, BadInputsGiveOneLineAndExitOne) {
       {"info", dir.path("text.gpuscope")},
       {"stats", dir.path("missing.gpuscope")},
       {"stats", dir.path("text.gpuscope")},
+      {"advise", dir.path("missing.gpuscope")},
+      {"advise", dir.path("text.gpuscope")},
+      {"advise", dir.path("ok.gpuscope"), "-o", dir.path("no/such/dir/advice.md")},
   };
   for (const auto& args : cases) {
     CliRun r = gpuscope(args);
@@ -175,6 +178,43 @@ TEST(Cli, DiffComparesTwoRuns) {
   EXPECT_FALSE(d["appeared"].empty());
   EXPECT_EQ(gpuscope({"diff", a}).status, 2);
   EXPECT_EQ(gpuscope({"diff", a, "/nonexistent.gpuscope"}).status, 1);
+}
+
+TEST(Cli, AdviseWritesEachFormatAndThePlan) {
+  TempDir dir;
+  const std::string naive = testing::fixturePath("advisor_naive.gpuscope");
+  CliRun text = gpuscope({"advise", naive});
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("[high]"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("\033["), std::string::npos);  // no colour when not on a terminal
+  CliRun md =
+      gpuscope({"advise", naive, "--format", "md", "-o", dir.path("advice.md"), "--plan", dir.path("plan.json")});
+  EXPECT_EQ(md.status, 0) << md.err;
+  EXPECT_EQ(md.out, "");
+  EXPECT_EQ(testing::readFile(dir.path("advice.md")).rfind("# gpuscope advice", 0), 0u);
+  EXPECT_EQ(testing::jsonSchemaProblem("formats/plan.schema.json", dir.path("plan.json")), "");
+  // Neither file is replaced without --force, and a refusal leaves both as they were.
+  const std::string before = testing::readFile(dir.path("advice.md"));
+  CliRun again = gpuscope({"advise", naive, "--format", "html", "-o", dir.path("advice.md")});
+  EXPECT_NE(again.status, 0);
+  EXPECT_EQ(testing::readFile(dir.path("advice.md")), before);
+  EXPECT_EQ(gpuscope({"advise", naive, "--format", "html", "-o", dir.path("advice.md"), "-f"}).status, 0);
+  EXPECT_EQ(testing::readFile(dir.path("advice.md")).rfind("<!DOCTYPE html>", 0), 0u);
+  CliRun json = gpuscope({"advise", naive, "--format", "json"});
+  EXPECT_EQ(nlohmann::json::parse(json.out)["format"], "gpuscope-advice");
+}
+
+TEST(Cli, AdviseFailOnAndUsageErrors) {
+  const std::string naive = testing::fixturePath("advisor_naive.gpuscope");
+  EXPECT_EQ(gpuscope({"advise", naive, "--fail-on", "high"}).status, 3);
+  EXPECT_EQ(gpuscope({"advise", testing::fixturePath("multi_stream.gpuscope"), "--fail-on", "low"}).status, 0);
+  CliRun format = gpuscope({"advise", naive, "--format", "pdf"});
+  EXPECT_EQ(format.status, 2);
+  EXPECT_NE(format.err.find("unknown format 'pdf'"), std::string::npos);
+  CliRun severity = gpuscope({"advise", naive, "--fail-on", "urgent"});
+  EXPECT_EQ(severity.status, 2);
+  EXPECT_NE(severity.err.find("unknown severity 'urgent'"), std::string::npos);
+  EXPECT_EQ(gpuscope({"advise"}).status, 2);
 }
 
 TEST(Cli, InfoDescribesTheTrace) {

@@ -108,9 +108,10 @@ TEST(Fixtures, AdvisorCasesHoldTheirProblemsAndFixes) {
   EXPECT_EQ(query("advisor_naive.gpuscope", "SELECT count(*) FROM nvtx_view WHERE name_text = 'step'"), 12);
   EXPECT_GT(query("advisor_naive.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text LIKE '%simt_sgemm%'"), 0);
   EXPECT_GT(query("advisor_naive.gpuscope", "SELECT count(*) FROM memcpy WHERE copy_kind = 1 AND src_kind = 1"), 0);
-  // Tuned: the step replays CUDA graphs of Triton kernels.
+  // Tuned: the step replays CUDA graphs of Triton kernels; the batches come from pinned memory.
   EXPECT_GT(query("advisor_tuned.gpuscope", "SELECT count(*) FROM kernel WHERE graph_id IS NOT NULL"), 1000);
   EXPECT_GT(query("advisor_tuned.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text LIKE 'triton_%'"), 0);
+  EXPECT_EQ(query("advisor_tuned.gpuscope", "SELECT count(*) FROM memcpy WHERE bytes = 32768 AND src_kind = 2"), 24);
   // Without the caching allocator every tensor is a cudaMalloc: hundreds per step.
   EXPECT_GT(query("advisor_memory_activations.gpuscope", "SELECT count(*) FROM memory_event WHERE op = 1"), 1000);
   // The pool's events carry the sizes the sample printed (samples/memory_pool/README.md).

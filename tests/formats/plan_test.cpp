@@ -34,7 +34,7 @@ Plan samplePlan() {
 TEST(Plan, RoundTrip) {
   TempDir dir;
   const Plan p = samplePlan();
-  ASSERT_TRUE(writePlan(p, dir.path("plan.json")));
+  ASSERT_TRUE(writePlan(p, dir.path("plan.json"), false));
   Result<Plan> back = readPlan(dir.path("plan.json"));
   ASSERT_TRUE(back) << back.status().message();
   EXPECT_EQ(back->trace, p.trace);
@@ -53,7 +53,7 @@ TEST(Plan, RoundTrip) {
 
 TEST(Plan, MatchesItsSchema) {
   TempDir dir;
-  ASSERT_TRUE(writePlan(samplePlan(), dir.path("plan.json")));
+  ASSERT_TRUE(writePlan(samplePlan(), dir.path("plan.json"), false));
   EXPECT_EQ(testing::jsonSchemaProblem("formats/plan.schema.json", dir.path("plan.json")), "");
   // The schema is not a rubber stamp: an unknown kind breaks it.
   std::string text = testing::readFile(dir.path("plan.json"));
@@ -90,10 +90,13 @@ TEST(Plan, BadFilesGetOneClearError) {
 
 TEST(Plan, WritingKeepsTheOldFileWhenItCannot) {
   TempDir dir;
-  ASSERT_TRUE(writePlan(samplePlan(), dir.path("plan.json")));
+  ASSERT_TRUE(writePlan(samplePlan(), dir.path("plan.json"), false));
   const std::string before = testing::readFile(dir.path("plan.json"));
-  EXPECT_FALSE(writePlan(samplePlan(), dir.path("no/such/dir/plan.json")));
+  EXPECT_FALSE(writePlan(samplePlan(), dir.path("no/such/dir/plan.json"), true));
+  EXPECT_FALSE(writePlan(Plan{}, dir.path("plan.json"), false));  // exists, and no overwrite asked for
   EXPECT_EQ(testing::readFile(dir.path("plan.json")), before);
+  EXPECT_TRUE(writePlan(Plan{}, dir.path("plan.json"), true));
+  EXPECT_NE(testing::readFile(dir.path("plan.json")), before);
 }
 
 }  // namespace

@@ -1,0 +1,170 @@
+#include "advisor/context.h"
+
+#include <algorithm>
+
+#include "analyzer/duration_stats.h"
+
+namespace gpuscope::advisor {
+
+using analysis::Interval;
+using analysis::Iterations;
+using analysis::TraceData;
+
+std::string_view toString(Framework framework) {
+  switch (framework) {
+    case Framework::kCuda: return "CUDA";
+    case Framework::kPyTorch: return "PyTorch";
+    case Framework::kJax: return "JAX";
+    case Framework::kCuPy: return "CuPy";
+  }
+  return "CUDA";
+}
+
+namespace {
+
+// The framework whose kernels run most: PyTorch's ATen and Inductor's Triton kernels, XLA's fusions, CuPy's
+// generated kernels. Libraries (cuBLAS, cuDNN) say nothing; a program with only those is plain CUDA.
+Framework detectFramework(const TraceData& t) {
+  int64_t votes[4] = {0, 0, 0, 0};
+  for (const auto& config : t.configs) {
+    const std::string& name = t.text(config.name.id);
+    if (name.find("at::native::") != std::string::npos || name.rfind("triton_", 0) == 0) {
+      ++votes[static_cast<int>(Framework::kPyTorch)];
+    } else if (name.rfind("cupy_", 0) == 0) {
+      ++votes[static_cast<int>(Framework::kCuPy)];
+    } else if (name.find("_fusion") != std::string::npos || name.rfind("fusion_", 0) == 0) {
+      ++votes[static_cast<int>(Framework::kJax)];
+    }
+  }
+  const auto best = std::max_element(std::begin(votes) + 1, std::end(votes));
+  return *best > 0 ? static_cast<Framework>(best - std::begin(votes)) : Framework::kCuda;
+}
+
+// The device of the iterations' process that did the most work; without iterations, the busiest overall.
+int32_t stepDevice(const TraceData& t, const analysis::Stats& stats, const Iterations& it) {
+  int32_t best = analysis::kNone;
+  int64_t best_busy = 0;
+  for (const auto& d : stats.devices) {
+    const bool of_iterations = it.source == analysis::IterationSource::kNotFound ||
+                               t.devices[static_cast<size_t>(d.device)].session_id == t.sessions[it.session].id;
+    if (of_iterations && d.busy_ns > best_busy) best = d.device, best_busy = d.busy_ns;
+  }
+  return best;
+}
+
+std::string iterationsBasis(const Iterations& it, int64_t steady) {
+  std::string basis = "median start-to-start time of " + std::to_string(steady) + " steady iterations (";
+  switch (it.source) {
+    case analysis::IterationSource::kNvtx: return basis + "NVTX range '" + it.marker + "')";
+    case analysis::IterationSource::kKernelPattern: return basis + "each opened by kernel " + it.marker + ")";
+    default: return basis + "each ended by a host synchronisation)";
+  }
+}
+
+Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t device) {
+  Step step;
+  std::vector<int64_t> periods;
+  const auto& list = it.list;
+  // Without NVTX ranges the last iteration has no end of its own: it runs on to the end of the program (and
+  // its clean-up), so it is left out.
+  const size_t usable =
+      it.source == analysis::IterationSource::kNvtx || list.size() < 4 ? list.size() : list.size() - 1;
+  for (size_t i = 0; i < usable; ++i) {
+    if (list[i].warmup) continue;
+    const int64_t end = std::max(list[i].end_ns, list[i].gpu_end_ns);
+    step.windows.push_back({list[i].start_ns, end});
+    if (i + 1 < usable && !list[i + 1].warmup) {
+      periods.push_back(list[i + 1].start_ns - list[i].start_ns);
+      if (list[i + 1].start_ns > end) step.between.push_back({end, list[i + 1].start_ns});
+    }
+  }
+  if (step.windows.size() >= 2) {
+    step.from_iterations = true;
+    step.count = static_cast<int64_t>(step.windows.size());
+    step.time_ns = analysis::summarize(periods).median;
+    step.basis = iterationsBasis(it, step.count);
+    step.windows = analysis::mergeIntervals(step.windows);
+    return step;
+  }
+  step = Step{};
+  for (const auto& d : stats.devices) {
+    if (d.device == device) step.time_ns = d.windowNs();
+  }
+  step.basis = "the whole run: first to last GPU activity (no repeating iterations found)";
+  return step;
+}
+
+}  // namespace
+
+bool Context::inSteps(int64_t start_ns) const {
+  if (step.windows.empty()) return true;
+  auto it = std::upper_bound(step.windows.begin(), step.windows.end(), start_ns,
+                             [](int64_t t, const Interval& w) { return t < w.start; });
+  return it != step.windows.begin() && start_ns < std::prev(it)->end;
+}
+
+bool Context::inSteps(size_t kernel) const {
+  return trace.kernels.device[kernel] == device && inSteps(trace.kernels.start_ns[kernel]);
+}
+
+double Context::shareOfStep(int64_t per_step_ns) const {
+  return step.time_ns > 0 ? static_cast<double>(per_step_ns) / static_cast<double>(step.time_ns) : 0.0;
+}
+
+int64_t Context::peakBytes() const {
+  int64_t peak = 0;
+  for (const auto& d : memory.devices) peak = std::max(peak, d.peak_bytes);
+  return peak;
+}
+
+PhaseWork Context::phaseWork(analysis::Phase phase) const {
+  std::vector<analysis::PhaseRange> ranges;
+  for (const auto& r : analysis::phaseRanges(trace, session)) {
+    if (r.phase == phase && inSteps(r.start)) ranges.push_back(r);
+  }
+  PhaseWork w;
+  w.ranges = static_cast<int64_t>(ranges.size());
+  if (ranges.empty()) return w;
+  w.first_start_ns = ranges.front().start, w.first_end_ns = ranges.front().end;
+  const auto& k = trace.kernels;
+  std::vector<int64_t> first(ranges.size(), -1), last(ranges.size(), -1);
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (k.device[i] != device || k.launch_call[i] == analysis::kNone) continue;
+    const int64_t launched = trace.api_calls.start_ns[static_cast<size_t>(k.launch_call[i])];
+    auto it = std::upper_bound(ranges.begin(), ranges.end(), launched,
+                               [](int64_t t, const analysis::PhaseRange& r) { return t < r.start; });
+    if (it == ranges.begin() || launched >= std::prev(it)->end) continue;
+    const auto r = static_cast<size_t>(std::prev(it) - ranges.begin());
+    ++w.kernels;
+    w.multi_tensor += kindOf(i).cls == analysis::KernelClass::kOptimizer;
+    first[r] = first[r] < 0 ? k.start_ns[i] : std::min(first[r], k.start_ns[i]);
+    last[r] = std::max(last[r], k.end_ns[i]);
+  }
+  for (size_t r = 0; r < ranges.size(); ++r) w.span_ns += first[r] < 0 ? 0 : last[r] - first[r];
+  return w;
+}
+
+Context buildContext(const TraceData& trace) {
+  Context c(trace);
+  c.framework = detectFramework(trace);
+  c.kinds = analysis::classifyConfigs(trace);
+  c.stats = analysis::computeStats(trace);
+  c.iterations = analysis::findIterations(trace);
+  c.device = stepDevice(trace, c.stats, c.iterations);
+  c.step = measureStep(c.iterations, c.stats, c.device);
+  if (c.device != analysis::kNone) {
+    for (size_t i = 0; i < trace.sessions.size(); ++i) {
+      if (trace.sessions[i].id == trace.devices[static_cast<size_t>(c.device)].session_id) {
+        c.session = static_cast<int32_t>(i);
+      }
+    }
+    c.timeline = analysis::analyzeTimeline(trace, c.step.windows)[static_cast<size_t>(c.device)];
+  }
+  c.memory = analysis::analyzeMemory(trace, c.iterations);
+  c.categories = analysis::categorizeMemory(trace, c.iterations, c.memory);
+  c.model = analysis::fitMemoryModel(c.memory, c.categories, c.iterations);
+  c.chains = analysis::findFusableChains(trace, c.iterations);
+  return c;
+}
+
+}  // namespace gpuscope::advisor

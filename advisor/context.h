@@ -1,0 +1,75 @@
+// Everything the advisor's rules read, computed once per trace: the analyses of analyzer/, which device and
+// which stretch of time matter (the busiest GPU, the steady iterations), what one step costs, and which
+// framework the program uses, so that a fix is written in the program's own terms.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analyzer/fusion_chains.h"
+#include "analyzer/intervals.h"
+#include "analyzer/iterations.h"
+#include "analyzer/kernel_classifier.h"
+#include "analyzer/memory_categories.h"
+#include "analyzer/memory_model.h"
+#include "analyzer/memory_timeline.h"
+#include "analyzer/phases.h"
+#include "analyzer/stats.h"
+#include "analyzer/timeline_analysis.h"
+#include "analyzer/trace_data.h"
+
+namespace gpuscope::advisor {
+
+enum class Framework { kCuda, kPyTorch, kJax, kCuPy };
+std::string_view toString(Framework framework);  // "CUDA", "PyTorch", "JAX", "CuPy"
+
+// What one step costs and which stretches of the trace the rules judge by.
+struct Step {
+  int64_t time_ns =
+      0;  // per iteration: median start-to-start of the steady iterations; without iterations, the GPU window
+  int64_t count = 1;  // steady iterations (1 without iterations): totals over `windows` are divided by it
+  std::string basis;  // "median start-to-start time of 10 steady iterations (NVTX 'step')"
+  bool from_iterations = false;
+  std::vector<analysis::Interval> windows;  // each steady iteration from its start to its GPU end; empty: all
+  std::vector<analysis::Interval> between;  // from each steady iteration's GPU end to the next one's start
+};
+
+// The GPU work of one phase (forward, backward, optimizer) over the steady steps.
+struct PhaseWork {
+  int64_t ranges = 0;                            // NVTX ranges of the phase inside the steps
+  int64_t kernels = 0;                           // kernels launched inside them
+  int64_t multi_tensor = 0;                      // of those, optimizer-class (multi-tensor) kernels
+  int64_t span_ns = 0;                           // first kernel start to last kernel end, summed over the ranges
+  int64_t first_start_ns = 0, first_end_ns = 0;  // the first range
+};
+
+struct Context {
+  const analysis::TraceData& trace;
+  Framework framework = Framework::kCuda;
+  std::vector<analysis::KernelKind> kinds;  // per kernel configuration
+  analysis::Stats stats;
+  analysis::Iterations iterations;
+  Step step;
+  int32_t device = analysis::kNone;   // the device the step runs on (the busiest), kNone with no GPU work
+  int32_t session = analysis::kNone;  // its process (index into trace.sessions)
+  analysis::DeviceTimeline timeline;  // of `device`, within the step windows
+  analysis::MemoryAnalysis memory;
+  analysis::MemoryCategories categories;
+  analysis::MemoryModel model;
+  std::vector<analysis::FusionPattern> chains;
+
+  explicit Context(const analysis::TraceData& t) : trace(t) {}
+  const analysis::KernelKind& kindOf(size_t kernel) const { return kinds[trace.kernels.config[kernel]]; }
+  // Whether a kernel of `device` starts inside the step windows.
+  bool inSteps(size_t kernel) const;
+  bool inSteps(int64_t start_ns) const;
+  // A total over the step windows as a per-step figure.
+  int64_t perStep(int64_t total_ns) const { return step.count > 0 ? total_ns / step.count : total_ns; }
+  double shareOfStep(int64_t per_step_ns) const;
+  int64_t peakBytes() const;  // the highest device peak (0 with no allocations seen)
+  PhaseWork phaseWork(analysis::Phase phase) const;
+};
+
+Context buildContext(const analysis::TraceData& trace);
+
+}  // namespace gpuscope::advisor

@@ -1,0 +1,56 @@
+#include "advisor/report.h"
+
+#include "analyzer/units.h"
+
+namespace gpuscope::advisor {
+
+using analysis::formatBytes;
+using analysis::formatDuration;
+using analysis::formatFixed;
+using analysis::formatShare;
+
+bool parseReportFormat(std::string_view text, ReportFormat& out) {
+  if (text == "text") return out = ReportFormat::kText, true;
+  if (text == "md" || text == "markdown") return out = ReportFormat::kMarkdown, true;
+  if (text == "html") return out = ReportFormat::kHtml, true;
+  if (text == "json") return out = ReportFormat::kJson, true;
+  return false;
+}
+
+std::string gainText(const Finding& finding, bool per_step) {
+  const Gain& g = finding.gain;
+  std::string text;
+  if (g.time_ns > 0) {
+    text = formatDuration(g.time_ns) + (per_step ? " per step (" : " in the run (") + formatShare(g.share_of_step) +
+           " of the " + (per_step ? "step)" : "run)");
+  }
+  if (g.memory_bytes > 0) {
+    text += (text.empty() ? "" : ", and ") + formatBytes(g.memory_bytes) + " of peak memory (" +
+            formatShare(g.share_of_peak) + ")";
+  }
+  if (g.extra_time_ns > 0) {
+    text += ", at the cost of " + formatDuration(g.extra_time_ns) + (per_step ? " more per step" : " more");
+  }
+  return text.empty() ? "not estimated" : text;
+}
+
+std::string stepText(const Advice& a) {
+  return formatDuration(a.measured.step_time_ns) + (a.per_step ? " per iteration" : " for the whole run");
+}
+
+std::string predictionText(const Advice& a) {
+  const auto& m = a.measured;
+  const auto& p = a.predicted;
+  std::string text = formatDuration(p.step_time_ns) + (a.per_step ? " per iteration" : " for the run");
+  if (p.step_time_ns > 0 && p.step_time_ns < m.step_time_ns) {
+    text +=
+        " (" + formatFixed(static_cast<double>(m.step_time_ns) / static_cast<double>(p.step_time_ns), 1) + "× faster)";
+  }
+  if (m.peak_memory_bytes > 0) {
+    text += ", peak memory " + formatBytes(p.peak_memory_bytes);
+    if (p.peak_memory_bytes < m.peak_memory_bytes) text += " (from " + formatBytes(m.peak_memory_bytes) + ")";
+  }
+  return text;
+}
+
+}  // namespace gpuscope::advisor

@@ -1,0 +1,29 @@
+// The advisor's reports: a terminal report (wrapped to the terminal, coloured only on one), Markdown for
+// issues and pull requests, a self-contained HTML page, and JSON for tools (schema: advisor/advice.schema.json,
+// described in docs/advise-json.md).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "advisor/advice.h"
+
+namespace gpuscope::advisor {
+
+enum class ReportFormat { kText, kMarkdown, kHtml, kJson };
+bool parseReportFormat(std::string_view text, ReportFormat& out);  // "text", "md", "html", "json"
+
+std::string renderText(const Advice& advice, int width, bool colour);
+std::string renderMarkdown(const Advice& advice);
+std::string renderHtml(const Advice& advice);
+std::string renderJson(const Advice& advice);
+
+// JSON format version of the advice; bump when a key changes meaning or goes away.
+inline constexpr int64_t kAdviceJsonVersion = 1;
+
+// Sentences every format shares.
+std::string gainText(const Finding& finding, bool per_step);  // "12.8 ms per step (42.8 % of the step)"
+std::string stepText(const Advice& advice);                   // "29.9 ms per iteration"
+std::string predictionText(const Advice& advice);             // "9.1 ms per iteration (3.3× faster) …"
+
+}  // namespace gpuscope::advisor

@@ -1,0 +1,57 @@
+// The advice as JSON (advisor/advice.schema.json, docs/advise-json.md): raw numbers in ns and bytes.
+#include "advisor/report.h"
+#include "formats/json_writer.h"
+
+namespace gpuscope::advisor {
+
+namespace {
+
+void writeOutcome(JsonWriter& json, std::string_view key, const plan::Outcome& o) {
+  json.key(key).beginObject();
+  json.field("step_time_ns", o.step_time_ns).field("peak_memory_bytes", o.peak_memory_bytes);
+  json.endObject();
+}
+
+void writeEvidence(JsonWriter& json, const Evidence& e) {
+  json.beginObject().field("text", e.text).key("refs").beginArray();
+  for (const TraceRef& r : e.refs) {
+    json.beginObject().field("kind", r.kind).field("name", r.name);
+    json.field("start_ns", r.start_ns).field("end_ns", r.end_ns).endObject();
+  }
+  json.endArray().endObject();
+}
+
+void writeFinding(JsonWriter& json, const Finding& f) {
+  json.beginObject().field("id", f.id).field("title", f.title).field("severity", toString(f.severity));
+  json.field("summary", f.summary).key("evidence").beginArray();
+  for (const Evidence& e : f.evidence) writeEvidence(json, e);
+  json.endArray().field("why", f.why);
+  const Gain& g = f.gain;
+  json.key("gain").beginObject().field("time_ns", g.time_ns).field("share_of_step", g.share_of_step);
+  json.field("memory_bytes", g.memory_bytes).field("share_of_peak", g.share_of_peak);
+  json.field("extra_time_ns", g.extra_time_ns).field("basis", g.basis).endObject();
+  json.key("fix").beginObject().field("summary", f.fix.summary).field("snippet", f.fix.snippet);
+  json.field("snippet_language", f.fix.snippet_language).key("plan").beginArray();
+  for (const plan::Fix& p : f.fix.plan) plan::writeFix(json, p);
+  json.endArray().endObject();
+  json.field("verify", f.verify).endObject();
+}
+
+}  // namespace
+
+std::string renderJson(const Advice& a) {
+  JsonWriter json;
+  json.beginObject().field("format", "gpuscope-advice").field("version", kAdviceJsonVersion);
+  json.field("trace", a.trace).field("framework", a.framework).field("device", a.device);
+  json.field("per_step", a.per_step).field("step_basis", a.step_basis);
+  writeOutcome(json, "measured", a.measured);
+  writeOutcome(json, "predicted", a.predicted);
+  json.field("prediction_basis", a.prediction_basis).key("findings").beginArray(true);
+  for (const Finding& f : a.findings) writeFinding(json, f);
+  json.endArray().key("notes").beginArray();
+  for (const std::string& n : a.notes) json.value(n);
+  json.endArray().endObject();
+  return json.text() + "\n";
+}
+
+}  // namespace gpuscope::advisor

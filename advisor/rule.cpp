@@ -1,0 +1,63 @@
+#include "advisor/rule.h"
+
+#include <algorithm>
+
+#include "analyzer/units.h"
+
+namespace gpuscope::advisor {
+
+std::vector<Rule> allRules() {
+  std::vector<Rule> all;
+  for (auto rules : {timeRules(), kernelRules(), memoryRules()}) all.insert(all.end(), rules.begin(), rules.end());
+  return all;
+}
+
+Finding startFinding(const Context& context, const Rule& rule) {
+  Finding f;
+  f.id = std::string(rule.id);
+  f.title = std::string(rule.title);
+  f.why = std::string(rule.why);
+  f.fix.summary = std::string(rule.fix);
+  setSnippet(f.fix, context, rule.snippets);
+  f.verify = std::string(rule.verify);
+  return f;
+}
+
+void setSeverity(Finding& finding) { finding.severity = severityForShare(finding.weight()); }
+
+Gain timeGain(const Context& context, int64_t per_step_ns, std::string basis) {
+  Gain g;
+  // Per-step totals are taken over the steady windows; a fix cannot win more than the whole step.
+  g.time_ns = context.step.time_ns > 0 ? std::min(per_step_ns, context.step.time_ns) : per_step_ns;
+  g.share_of_step = context.shareOfStep(g.time_ns);
+  g.basis = std::move(basis);
+  return g;
+}
+
+TraceRef stepRef(const Context& context) {
+  if (!context.step.windows.empty()) {
+    const auto& w = context.step.windows.front();
+    return {"time_range", "first steady step", w.start, w.end};
+  }
+  return {"time_range", "GPU window", context.timeline.window_start_ns, context.timeline.window_end_ns};
+}
+
+std::string perStepWords(const Context& context) { return context.step.from_iterations ? "per step" : "in the run"; }
+
+std::string perStepCount(const Context& context, int64_t total) {
+  const int64_t n = context.step.count;
+  if (n <= 1 || total % n == 0 || total / n >= 10) return analysis::formatCount(context.perStep(total));
+  return analysis::formatFixed(static_cast<double>(total) / static_cast<double>(n), 1);
+}
+
+void setSnippet(Fix& fix, const Context& context, const Snippets& snippets) {
+  switch (context.framework) {
+    case Framework::kPyTorch: fix.snippet = snippets.pytorch, fix.snippet_language = "python"; break;
+    case Framework::kJax: fix.snippet = snippets.jax, fix.snippet_language = "python"; break;
+    case Framework::kCuPy: fix.snippet = snippets.cupy, fix.snippet_language = "python"; break;
+    case Framework::kCuda: fix.snippet = snippets.cuda, fix.snippet_language = "cuda"; break;
+  }
+  if (fix.snippet.empty()) fix.snippet_language.clear();
+}
+
+}  // namespace gpuscope::advisor

@@ -1,0 +1,54 @@
+// An advisor rule: what it reads, when it fires, and the check that turns the context into a finding.
+// Rules live in rules_time.cpp (where the step's time goes), rules_kernels.cpp (what the kernels do) and
+// rules_memory.cpp (what fills device memory); docs/advisor-rules.md lists them with their thresholds.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "advisor/context.h"
+#include "advisor/finding.h"
+
+namespace gpuscope::advisor {
+
+// The fix as code, in each framework's terms ("" where none applies).
+struct Snippets {
+  std::string_view pytorch, jax, cupy, cuda;
+};
+
+// A rule's fixed words live with it; its check measures and fills in the rest (evidence, gain, a title
+// with the numbers), and may specialise the words (the fix for a step that already uses CUDA graphs).
+struct Rule {
+  std::string_view id;          // stable: findings, JSON and plan.json carry it
+  std::string_view title;       // what it looks for
+  std::string_view fires_when;  // its threshold, in words
+  std::string_view why;         // why it costs
+  std::string_view fix;         // the change, in one sentence
+  Snippets snippets;
+  std::string_view verify;  // how to check the change worked
+  std::optional<Finding> (*check)(const Context& context);
+};
+
+std::span<const Rule> timeRules();
+std::span<const Rule> kernelRules();
+std::span<const Rule> memoryRules();
+std::vector<Rule> allRules();
+
+// Shared by the rules.
+// A finding of `rule` with its fixed words, the snippet for the context's framework.
+Finding startFinding(const Context& context, const Rule& rule);
+// Severity from the gain (set the gain first).
+void setSeverity(Finding& finding);
+Gain timeGain(const Context& context, int64_t per_step_ns, std::string basis);
+TraceRef stepRef(const Context& context);  // the first steady step (or the GPU window)
+// "per step" or "in the run", for sentences about per-step figures.
+std::string perStepWords(const Context& context);
+// A count over the steady windows per step: "623", or "0.5" when it is not a whole number below 10.
+std::string perStepCount(const Context& context, int64_t total);
+// The snippet in the program's own terms: PyTorch, JAX, CuPy, or plain CUDA.
+void setSnippet(Fix& fix, const Context& context, const Snippets& snippets);
+
+}  // namespace gpuscope::advisor

@@ -1,0 +1,350 @@
+// What the kernels themselves do: chains that could be one kernel, GEMMs off the tensor cores or on
+// unaligned shapes, attention and optimizer steps written out kernel by kernel.
+#include <algorithm>
+#include <cctype>
+
+#include "advisor/rule.h"
+#include "analyzer/kernel_names.h"
+#include "analyzer/phases.h"
+#include "analyzer/units.h"
+
+namespace gpuscope::advisor {
+
+using analysis::formatCount;
+using analysis::formatDuration;
+using analysis::formatFixed;
+using analysis::formatShare;
+using analysis::KernelClass;
+using analysis::Precision;
+
+namespace {
+
+std::optional<Finding> fusableChains(const Context& c);
+std::optional<Finding> fp32Gemm(const Context& c);
+std::optional<Finding> gemmAlignment(const Context& c);
+std::optional<Finding> unfusedAttention(const Context& c);
+std::optional<Finding> unfusedOptimizer(const Context& c);
+
+constexpr Rule kRules[] = {
+    {.id = "fusable_chains",
+     .title = "Kernel chains that one fused kernel could replace",
+     .fires_when = "fusing the recurring chains would save 3 % of the step or more",
+     .why = "Each kernel of a chain writes its result to device memory and the next reads it back; one fused kernel "
+            "keeps it in registers and launches once.",
+     .fix = "Fuse each chain into one kernel: let a compiler do it, or apply the plan with gpuscope's runtime.",
+     .snippets = {"model = torch.compile(model)  # Inductor fuses elementwise and reduction chains",
+                  "step = jax.jit(step)  # XLA fuses inside one jit",
+                  "fused = cupy.fuse(lambda x, y: ...)  # or cupy.ElementwiseKernel for the chain",
+                  "// one kernel doing the chain's work per element: out[i] = f3(f2(f1(in[i])))"},
+     .verify = "Record again: `gpuscope stats --report fusion` no longer lists the chains, and there are fewer kernels "
+               "per step.",
+     .check = fusableChains},
+    {.id = "fp32_gemm",
+     .title = "GEMMs in fp32, off the tensor cores",
+     .fires_when = "fp32 GEMMs take 5 % of the step or more",
+     .why = "Tensor cores run bf16 and TF32 GEMMs many times faster than the CUDA cores run fp32 ones.",
+     .snippets = {"with torch.autocast(\"cuda\", dtype=torch.bfloat16):\n    loss = model(x, y)\n"
+                  "# or, keeping fp32 storage: torch.backends.cuda.matmul.allow_tf32 = True",
+                  "jax.config.update(\"jax_default_matmul_precision\", \"tensorfloat32\")  # or cast to bfloat16",
+                  "os.environ[\"CUPY_TF32\"] = \"1\"  # before importing cupy: TF32 tensor cores for GEMMs",
+                  "cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH);"},
+     .verify = "Record again: `gpuscope stats --report kernel_classes` shows the GEMMs as bf16 or tf32.",
+     .check = fp32Gemm},
+    {.id = "gemm_alignment",
+     .title = "GEMMs on dimensions that are not a multiple of 8",
+     .fires_when = "tensor-core GEMMs with alignment 1 or 2 take 2 % of the step or more",
+     .why = "Tensor-core kernels load 16-byte vectors; a row length that is not a multiple of 8 bf16 values forces the "
+            "slow kernels that load one element at a time.",
+     .fix = "Pad the odd dimension — usually the vocabulary or a hidden size — to a multiple of 64.",
+     .snippets =
+         {"vocab_size = (vocab_size + 63) // 64 * 64  # e.g. 50257 -> 50304; the extra logits are never targets",
+          "vocab = (vocab + 63) // 64 * 64", "n = (n + 63) // 64 * 64",
+          "int n_padded = (n + 63) / 64 * 64;  // allocate and pass the padded leading dimension"},
+     .verify = "Record again: no GEMM kernel name ends in align1 or align2, and the GEMM time falls.",
+     .check = gemmAlignment},
+    {.id = "unfused_attention",
+     .title = "Attention written out as GEMM, softmax, GEMM",
+     .fires_when = "the written-out attention's softmax and masking kernels take 1 % of the step or more",
+     .why = "Fused attention computes softmax(QKᵀ)V tile by tile on chip: the sequence-squared score matrix is never "
+            "written to memory, and the kernels in between go.",
+     .fix = "Call the framework's fused scaled-dot-product attention.",
+     .snippets =
+         {"y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)",
+          "y = jax.nn.dot_product_attention(q, k, v, is_causal=True)", "",
+          "// cuDNN's fused attention (cudnn_frontend SDPA) or FlashAttention instead of GEMM + softmax + GEMM"},
+     .verify =
+         "Record again: `gpuscope stats --report kernel_classes` shows attention kernels and no softmax between GEMMs.",
+     .check = unfusedAttention},
+    {.id = "unfused_optimizer",
+     .title = "The optimizer launches kernels per parameter",
+     .fires_when = "64 or more kernels per optimizer step, under half of them multi-tensor kernels",
+     .why = "Small per-tensor kernels are bound by launches and memory round trips; multi-tensor (foreach) and fused "
+            "optimizers update many tensors per kernel.",
+     .fix = "Use the fused (or foreach) implementation of the optimizer.",
+     .snippets =
+         {"optimizer = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)",
+          "optimizer = optax.adamw(lr)  # under jax.jit the update is one fused computation", "",
+          "// update all parameters in one multi-tensor kernel (a list of pointers and sizes), not one per tensor"},
+     .verify = "Record again: the optimizer range holds a few multi_tensor_apply kernels instead of hundreds.",
+     .check = unfusedOptimizer},
+};
+
+bool contains(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+// Kernels a compiler already generated by fusing (Inductor's Triton, XLA): not ours to fuse again.
+bool compilerFused(std::string_view name) {
+  return name.rfind("triton_", 0) == 0 || contains(name, "_fusion") || name.rfind("fusion", 0) == 0;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text;
+}
+
+std::string chainText(const analysis::FusionPattern& p) {
+  std::string text;
+  for (size_t i = 0; i < p.kernels.size() && i < 4; ++i) {
+    text += (i ? " → " : "") + analysis::shortKernelName(p.kernels[i], 48);
+  }
+  if (p.kernels.size() > 4) text += " → … (" + std::to_string(p.kernels.size()) + " kernels)";
+  return text;
+}
+
+// Whether a kernel was launched inside an optimizer-phase NVTX range: those chains are the optimizer's, and
+// unfused_optimizer's fix (a fused optimizer) is the right one for them.
+bool inOptimizerPhase(const Context& c, const std::vector<analysis::PhaseRange>& phases, size_t kernel) {
+  const int32_t call = c.trace.kernels.launch_call[kernel];
+  if (call == analysis::kNone) return false;
+  const int64_t t = c.trace.api_calls.start_ns[static_cast<size_t>(call)];
+  return std::any_of(phases.begin(), phases.end(), [&](const analysis::PhaseRange& r) {
+    return r.phase == analysis::Phase::kOptimizer && r.start <= t && t < r.end;
+  });
+}
+
+std::optional<Finding> fusableChains(const Context& c) {
+  const std::vector<analysis::PhaseRange> phases = analysis::phaseRanges(c.trace, c.session);
+  std::vector<const analysis::FusionPattern*> kept;
+  int64_t saving = 0;
+  for (const auto& p : c.chains) {
+    if (std::all_of(p.kernels.begin(), p.kernels.end(), compilerFused)) continue;
+    if (inOptimizerPhase(c, phases, p.first_occurrence.front())) continue;
+    kept.push_back(&p);
+    saving += p.saving_ns;
+  }
+  const int64_t per_step = c.perStep(saving);
+  if (kept.empty() || c.shareOfStep(per_step) < 0.03) return std::nullopt;
+  Finding f = startFinding(c, kRules[0]);
+  f.title = formatCount(static_cast<int64_t>(kept.size())) + " recurring kernel chains could each be one kernel";
+  f.summary = "Memory-bound kernels run back to back, each reading what the previous one wrote to device memory.";
+  const auto& k = c.trace.kernels;
+  for (size_t i = 0; i < kept.size() && i < 5; ++i) {
+    const auto& p = *kept[i];
+    const size_t first = p.first_occurrence.front(), last = p.first_occurrence.back();
+    f.evidence.push_back({perStepCount(c, p.occurrences) + "× " + perStepWords(c) + ": " + chainText(p) +
+                              "; fusing saves " + formatDuration(c.perStep(p.saving_ns)),
+                          {{"kernel", "first occurrence", k.start_ns[first], k.end_ns[last]}}});
+    f.fix.plan.push_back(
+        {"fusion-" + std::to_string(i + 1),
+         "fusion",
+         f.id,
+         {{"kernels", p.kernels}, {"occurrences_per_step", std::max<int64_t>(1, c.perStep(p.occurrences))}}});
+  }
+  f.gain =
+      timeGain(c, per_step, kept.front()->basis + "; summed over " + std::to_string(kept.size()) + " recurring chains");
+  setSeverity(f);
+  return f;
+}
+
+struct KernelSet {
+  int64_t count = 0, time_ns = 0;
+  size_t first = 0;
+  std::vector<std::string> names;  // distinct, the first few
+
+  void add(const Context& c, size_t kernel) {
+    if (count++ == 0) first = kernel;
+    time_ns += c.trace.kernels.end_ns[kernel] - c.trace.kernels.start_ns[kernel];
+    const std::string& name = c.trace.kernelName(kernel);
+    const std::string short_name = analysis::shortKernelName(name);
+    if (names.size() < 3 && std::find(names.begin(), names.end(), short_name) == names.end()) {
+      names.push_back(short_name);
+    }
+  }
+  TraceRef firstRef(const Context& c, std::string_view what) const {
+    return {"kernel", std::string(what), c.trace.kernels.start_ns[first], c.trace.kernels.end_ns[first]};
+  }
+};
+
+template <typename Pred>
+KernelSet kernelsInSteps(const Context& c, Pred pred) {
+  KernelSet set;
+  for (size_t i = 0; i < c.trace.kernels.size(); ++i) {
+    if (c.inSteps(i) && pred(c.kindOf(i), c.trace.kernelName(i))) set.add(c, i);
+  }
+  return set;
+}
+
+// Speed-ups measured on an H100 (docs/benchmarks.md, tests/bench/gemm_alignment.py), the low end taken.
+constexpr double kBf16OverFp32 = 8.0;
+constexpr double kTf32OverFp32 = 4.0;
+
+std::optional<Finding> fp32Gemm(const Context& c) {
+  const KernelSet s = kernelsInSteps(c, [](const auto& kind, const auto&) {
+    return kind.cls == KernelClass::kGemm && kind.precision == Precision::kFp32;
+  });
+  const int64_t time = c.perStep(s.time_ns);
+  if (s.count == 0 || c.shareOfStep(time) < 0.05) return std::nullopt;
+  const bool autocast = c.framework == Framework::kPyTorch || c.framework == Framework::kJax;
+  const double speedup = autocast ? kBf16OverFp32 : kTf32OverFp32;
+  const int64_t saved = static_cast<int64_t>(static_cast<double>(time) * (1.0 - 1.0 / speedup));
+  Finding f = startFinding(c, kRules[1]);
+  f.title = "fp32 GEMMs take " + formatDuration(time) + " " + perStepWords(c) + ", off the tensor cores";
+  f.summary = "Matrix multiplies run in full fp32 on the CUDA cores (FFMA/SIMT kernels), not on the tensor cores.";
+  f.evidence.push_back({perStepCount(c, s.count) + " fp32 GEMMs " + perStepWords(c) + ", " + formatDuration(time) +
+                            " (" + formatShare(c.shareOfStep(time)) + " of the step)",
+                        {s.firstRef(c, "first fp32 GEMM")}});
+  f.evidence.push_back({"among them " + join(s.names), {}});
+  f.gain = timeGain(c, saved,
+                    "the fp32 GEMMs' time divided by " + formatFixed(speedup, 0) + " (" + (autocast ? "bf16" : "TF32") +
+                        "): on an H100, 4096-8192-wide GEMMs ran 8.9-14.4× faster in bf16 and 4.3-5.8× in TF32 "
+                        "(docs/benchmarks.md); other kernels unchanged");
+  f.fix.summary = autocast ? "Run the forward pass under bf16 autocast (or at least allow TF32)."
+                           : "Let cuBLAS use TF32 tensor cores (or move the GEMMs to bf16).";
+  f.fix.plan.push_back(
+      {"precision-1", "precision", f.id, {{"setting", std::string(autocast ? "bf16_autocast" : "tf32")}}});
+  setSeverity(f);
+  return f;
+}
+
+// Measured on an H100: unaligned against padded (docs/benchmarks.md), the low end taken.
+constexpr double kUnalignedHalfSlowdown = 5.5;
+constexpr double kUnalignedTf32Slowdown = 2.3;
+
+std::optional<Finding> gemmAlignment(const Context& c) {
+  const KernelSet s = kernelsInSteps(c, [](const auto& kind, const std::string& name) {
+    const bool tensor_core =
+        kind.precision == Precision::kBf16 || kind.precision == Precision::kFp16 || kind.precision == Precision::kTf32;
+    return kind.cls == KernelClass::kGemm && tensor_core && (contains(name, "align1") || contains(name, "align2"));
+  });
+  const int64_t time = c.perStep(s.time_ns);
+  if (s.count == 0 || c.shareOfStep(time) < 0.02) return std::nullopt;
+  const bool tf32 = c.kindOf(s.first).precision == Precision::kTf32;
+  const double slowdown = tf32 ? kUnalignedTf32Slowdown : kUnalignedHalfSlowdown;
+  const int64_t saved = static_cast<int64_t>(static_cast<double>(time) * (1.0 - 1.0 / slowdown));
+  Finding f = startFinding(c, kRules[2]);
+  f.title = "GEMMs on unaligned shapes take " + formatDuration(time) + " " + perStepWords(c);
+  f.summary = "cuBLAS fell back to alignment-1/2 kernels: a GEMM dimension is not a multiple of 8 elements.";
+  f.evidence.push_back({perStepCount(c, s.count) + " unaligned GEMMs " + perStepWords(c) + ", " + formatDuration(time) +
+                            " (" + formatShare(c.shareOfStep(time)) + ")",
+                        {s.firstRef(c, "first unaligned GEMM")}});
+  f.evidence.push_back({"among them " + join(s.names), {}});
+  f.gain = timeGain(c, saved,
+                    "the unaligned GEMMs' time divided by " + formatFixed(slowdown, 1) +
+                        ": on an H100 the same GEMMs ran 5.6-5.8× (bf16) and 2.3× (TF32) faster once N was padded to a "
+                        "multiple of 64 (docs/benchmarks.md)");
+  setSeverity(f);
+  return f;
+}
+
+// The kernels of the step device's streams inside the steps, each stream's in time order.
+std::vector<std::vector<size_t>> streamsInSteps(const Context& c) {
+  std::vector<std::vector<size_t>> by_stream(c.trace.streams.size());
+  for (size_t i = 0; i < c.trace.kernels.size(); ++i) {
+    if (c.inSteps(i) && c.trace.kernels.stream[i] != analysis::kNone) {
+      by_stream[static_cast<size_t>(c.trace.kernels.stream[i])].push_back(i);
+    }
+  }
+  return by_stream;
+}
+
+bool isSoftmax(const Context& c, size_t kernel, bool backward) {
+  if (c.kindOf(kernel).cls != KernelClass::kNormalization) return false;
+  const std::string name = lower(c.trace.kernelName(kernel));
+  const bool bwd = contains(name, "backward") || contains(name, "bwd");
+  return contains(name, "softmax") && !contains(name, "logsoftmax") && !contains(name, "log_softmax") &&
+         bwd == backward;
+}
+
+// Looks from position `from` in direction `step` (±1) for a GEMM within `reach` kernels, past only memory-bound
+// kernels and copies; returns its position or -1.
+int64_t gemmNear(const Context& c, const std::vector<size_t>& list, int64_t from, int step, int reach) {
+  for (int64_t p = from + step, n = 0; p >= 0 && p < static_cast<int64_t>(list.size()) && n < reach; p += step, ++n) {
+    const auto& kind = c.kindOf(list[static_cast<size_t>(p)]);
+    if (kind.cls == KernelClass::kGemm) return p;
+    if (!kind.memoryBound() && kind.cls != KernelClass::kCopy) return -1;
+  }
+  return -1;
+}
+
+std::optional<Finding> unfusedAttention(const Context& c) {
+  KernelSet removable, softmaxes;
+  for (const auto& list : streamsInSteps(c)) {
+    for (int64_t p = 0; p < static_cast<int64_t>(list.size()); ++p) {
+      const size_t k = list[static_cast<size_t>(p)];
+      if (isSoftmax(c, k, true)) removable.add(c, k);
+      if (!isSoftmax(c, k, false)) continue;
+      const int64_t before = gemmNear(c, list, p, -1, 4), after = gemmNear(c, list, p, +1, 3);
+      if (before < 0 || after < 0) continue;
+      softmaxes.add(c, k);
+      for (int64_t q = before + 1; q < after; ++q) removable.add(c, list[static_cast<size_t>(q)]);
+    }
+  }
+  const int64_t time = c.perStep(removable.time_ns);
+  if (softmaxes.count == 0 || c.shareOfStep(time) < 0.01) return std::nullopt;
+  Finding f = startFinding(c, kRules[3]);
+  f.title =
+      "Attention is written out: " + perStepCount(c, softmaxes.count) + " GEMM-softmax-GEMM chains " + perStepWords(c);
+  f.summary =
+      "The attention scores are materialised in device memory, scaled, masked and soft-maxed by separate "
+      "kernels between two GEMMs, and soft-maxed back in the backward pass.";
+  f.evidence.push_back({perStepCount(c, softmaxes.count) + " softmax kernels between two GEMMs " + perStepWords(c),
+                        {softmaxes.firstRef(c, "first written-out attention softmax")}});
+  f.evidence.push_back(
+      {"the scale, mask and softmax kernels around them and softmax's backward: " + perStepCount(c, removable.count) +
+           " kernels, " + formatDuration(time) + " " + perStepWords(c),
+       {}});
+  f.gain = timeGain(c, time,
+                    "the time of the kernels between the two GEMMs and of softmax's backward, which fused attention "
+                    "removes; the GEMMs are assumed to cost the same (fused attention is usually faster there too)");
+  f.fix.plan.push_back({"attention-1", "attention", f.id, {{"setting", std::string("sdpa")}}});
+  setSeverity(f);
+  return f;
+}
+
+// Measured on an H100 (tests/bench/optimizer_step.py): a per-parameter Adam step 4.6-5.3× slower than foreach
+// and 5.4-13.4× slower than fused; the low end taken.
+constexpr double kPerParameterOptimizerSlowdown = 4.5;
+
+std::optional<Finding> unfusedOptimizer(const Context& c) {
+  const PhaseWork w = c.phaseWork(analysis::Phase::kOptimizer);
+  if (w.ranges == 0 || w.kernels / w.ranges < 64 || w.multi_tensor * 2 >= w.kernels) return std::nullopt;
+  const int64_t per_step = w.span_ns / w.ranges;
+  const int64_t saved =
+      static_cast<int64_t>(static_cast<double>(per_step) * (1.0 - 1.0 / kPerParameterOptimizerSlowdown));
+  Finding f = startFinding(c, kRules[4]);
+  f.title = "The optimizer step launches " + formatCount(w.kernels / w.ranges) + " kernels, one set per parameter";
+  f.summary = "The optimizer updates each parameter tensor with its own handful of small kernels.";
+  f.evidence.push_back({formatCount(w.kernels / w.ranges) + " kernels per optimizer step, " +
+                            formatCount(w.multi_tensor / w.ranges) + " of them multi-tensor; the step's GPU span is " +
+                            formatDuration(per_step),
+                        {{"nvtx_range", "optimizer", w.first_start_ns, w.first_end_ns}}});
+  f.gain = timeGain(c, saved,
+                    "the optimizer phase's GPU span divided by " + formatFixed(kPerParameterOptimizerSlowdown, 1) +
+                        ": on an H100 a per-parameter Adam step ran 4.6-5.3× slower than foreach and 5.4-13.4× slower "
+                        "than fused (docs/benchmarks.md)");
+  f.fix.plan.push_back({"optimizer-1", "optimizer", f.id, {{"setting", std::string("fused")}}});
+  setSeverity(f);
+  return f;
+}
+
+}  // namespace
+
+std::span<const Rule> kernelRules() { return kRules; }
+
+}  // namespace gpuscope::advisor

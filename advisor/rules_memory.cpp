@@ -1,0 +1,170 @@
+// What fills device memory at its peak, and whether it grows: activations that checkpointing would drop,
+// optimizer state that 8-bit or sharded state would shrink, allocations that are never freed.
+#include <algorithm>
+
+#include "advisor/rule.h"
+#include "analyzer/units.h"
+
+namespace gpuscope::advisor {
+
+using analysis::formatBytes;
+using analysis::formatCount;
+using analysis::formatDuration;
+using analysis::formatShare;
+using analysis::MemoryCategory;
+
+namespace {
+
+std::optional<Finding> activationMemory(const Context& c);
+std::optional<Finding> optimizerMemory(const Context& c);
+std::optional<Finding> memoryLeak(const Context& c);
+
+constexpr Rule kRules[] = {
+    {.id = "activation_memory",
+     .title = "Activations dominate peak memory",
+     .fires_when = "activations saved for backward are 40 % of the peak or more",
+     .why = "Every layer's outputs stay alive from its forward to its backward; at the peak all of them are alive.",
+     .snippets = {"from torch.utils.checkpoint import checkpoint_sequential\n"
+                  "out = checkpoint_sequential(model.layers, segments=SEGMENTS, input=x, use_reentrant=False)",
+                  "layer = jax.checkpoint(layer)  # jax.remat: recompute in the backward pass", "",
+                  "// keep the inputs of every k-th layer; recompute the layers in between during the backward pass"},
+     .verify = "Record again: `gpuscope stats --report memory_categories` shows the activations' share of the peak "
+               "fallen, and the step time grown by about one forward pass.",
+     .check = activationMemory},
+    {.id = "optimizer_memory",
+     .title = "Optimizer state dominates peak memory",
+     .fires_when = "optimizer state is 25 % of the peak or more",
+     .why = "Adam keeps two fp32 values per parameter: twice the parameters' own size, alive for the whole run.",
+     .fix = "Keep the optimizer state in 8 bits, or shard it across the data-parallel GPUs.",
+     .snippets = {"import bitsandbytes as bnb\noptimizer = bnb.optim.AdamW8bit(model.parameters(), lr=lr)\n"
+                  "# or with several GPUs: torch.distributed.optim.ZeroRedundancyOptimizer",
+                  "# optax with bf16 moments: optax.adamw(lr, mu_dtype=jnp.bfloat16)", "",
+                  "// store the moments in 8 bits with per-block scales, or split them across ranks"},
+     .verify = "Record again: `gpuscope stats --report memory_categories` shows optimizer state about 4× smaller.",
+     .check = optimizerMemory},
+    {.id = "memory_leak",
+     .title = "Device memory grows from step to step",
+     .fires_when = "live memory grows at every measuring point (end of each steady step)",
+     .why = "Memory that grows every step runs out in a long enough run, however much the GPU has.",
+     .fix = "Free what each step allocates, or stop keeping references to it across steps.",
+     .snippets = {"losses.append(loss.item())  # not loss: a tensor keeps its graph and memory alive\n"
+                  "# look for tensors stored in lists, dicts or caches across steps",
+                  "# look for arrays kept across steps (lists of outputs, caches)",
+                  "# free arrays kept across steps: del x",
+                  "cudaFree(buffer);  // or cudaFreeAsync(buffer, stream) for each allocation made in the loop"},
+     .verify = "Record again: `gpuscope stats --report memory` no longer reports growth.",
+     .check = memoryLeak},
+};
+
+const analysis::WhatIf* whatIf(const Context& c, std::string_view id) {
+  for (const auto& w : c.model.what_ifs) {
+    if (w.id == id) return &w;
+  }
+  return nullptr;
+}
+
+Gain memoryGain(const Context& c, const analysis::WhatIf& w) {
+  Gain g;
+  g.memory_bytes = std::max<int64_t>(0, c.model.measured_peak_bytes - w.predicted_peak_bytes);
+  g.share_of_peak = c.model.measured_peak_bytes > 0
+                        ? static_cast<double>(g.memory_bytes) / static_cast<double>(c.model.measured_peak_bytes)
+                        : 0.0;
+  g.basis = "the memory model fitted to this trace (" + w.change + "): " + w.basis;
+  return g;
+}
+
+Evidence categoryEvidence(const Context& c, MemoryCategory category) {
+  const auto& u = c.categories.usage[static_cast<size_t>(category)];
+  const int64_t peak = c.model.measured_peak_bytes;
+  return {std::string(analysis::toString(category)) + ": " + formatBytes(u.at_device_peak_bytes) + " of the " +
+              formatBytes(peak) + " peak (" +
+              formatShare(peak ? static_cast<double>(u.at_device_peak_bytes) / static_cast<double>(peak) : 0.0) +
+              "), in " + formatCount(u.allocations) + " allocations",
+          {{"time_range", "memory peak", u.peak_ns, u.peak_ns}}};
+}
+
+double shareAtPeak(const Context& c, MemoryCategory category) {
+  const int64_t peak = c.model.measured_peak_bytes;
+  const auto bytes = c.categories.usage[static_cast<size_t>(category)].at_device_peak_bytes;
+  return peak > 0 ? static_cast<double>(bytes) / static_cast<double>(peak) : 0.0;
+}
+
+std::optional<Finding> activationMemory(const Context& c) {
+  const analysis::WhatIf* w = whatIf(c, "checkpointing");
+  if (!c.categories.phases_found || !w || shareAtPeak(c, MemoryCategory::kActivations) < 0.40) return std::nullopt;
+  Finding f = startFinding(c, kRules[0]);
+  f.gain = memoryGain(c, *w);
+  const PhaseWork forward = c.phaseWork(analysis::Phase::kForward);
+  f.gain.extra_time_ns = forward.ranges ? forward.span_ns / forward.ranges : 0;
+  f.gain.basis += forward.ranges ? "; the extra time is one more forward pass (its measured GPU span)" : "";
+  f.title = "Activations hold " + formatShare(shareAtPeak(c, MemoryCategory::kActivations)) +
+            " of peak memory; checkpointing would free " + formatBytes(f.gain.memory_bytes);
+  f.summary = "Most of the peak is activations kept from the forward pass for the backward pass.";
+  f.evidence.push_back(categoryEvidence(c, MemoryCategory::kActivations));
+  f.evidence.push_back({formatCount(c.model.layers) + " activation allocations per step", {}});
+  f.fix.summary =
+      "Checkpoint the model in " + std::to_string(w->setting) +
+      " segments: keep only segment inputs and recompute the rest in the backward pass" +
+      (f.gain.extra_time_ns ? ", at about " + formatDuration(f.gain.extra_time_ns) + " more per step" : "") + ".";
+  if (const size_t at = f.fix.snippet.find("SEGMENTS"); at != std::string::npos) {
+    f.fix.snippet.replace(at, 8, std::to_string(w->setting));
+  }
+  f.fix.plan.push_back({"checkpoint-1", "checkpoint", f.id, {{"segments", w->setting}}});
+  setSeverity(f);
+  return f;
+}
+
+std::optional<Finding> optimizerMemory(const Context& c) {
+  const analysis::WhatIf* w = whatIf(c, "optimizer_8bit");
+  if (!c.categories.phases_found || !w || shareAtPeak(c, MemoryCategory::kOptimizerState) < 0.25) return std::nullopt;
+  Finding f = startFinding(c, kRules[1]);
+  f.gain = memoryGain(c, *w);
+  f.title = "Optimizer state holds " + formatShare(shareAtPeak(c, MemoryCategory::kOptimizerState)) +
+            " of peak memory; 8-bit state would free " + formatBytes(f.gain.memory_bytes);
+  f.summary = "The optimizer's per-parameter state (Adam's two moments) is a large part of the peak.";
+  f.evidence.push_back(categoryEvidence(c, MemoryCategory::kOptimizerState));
+  f.evidence.push_back({formatCount(c.model.parameter_count) + " parameters (estimated), " +
+                            analysis::formatFixed(c.model.optimizer_states_per_param, 1) + " fp32 values of state each",
+                        {}});
+  if (const analysis::WhatIf* sharded = whatIf(c, "optimizer_sharded")) {
+    f.evidence.push_back({"sharded over " + std::to_string(sharded->setting) + " GPUs (ZeRO-1) the peak would be " +
+                              formatBytes(sharded->predicted_peak_bytes),
+                          {}});
+  }
+  f.fix.plan.push_back({"optimizer-state-1", "optimizer", f.id, {{"setting", std::string("8bit")}}});
+  setSeverity(f);
+  return f;
+}
+
+std::optional<Finding> memoryLeak(const Context& c) {
+  const analysis::LeakCheck& leak = c.memory.leak;
+  if (!leak.growing || leak.samples.size() < 2) return std::nullopt;
+  Finding f = startFinding(c, kRules[2]);
+  const int64_t grown = leak.samples.back() - leak.samples.front();
+  const std::string per = leak.basis == "iterations" ? " per step" : " per measuring interval";
+  f.title = "Device memory grows by " + formatBytes(leak.growth_per_sample_bytes) + per;
+  f.summary = "Live device memory rises at every measuring point: allocations made in the loop are not freed.";
+  f.evidence.push_back({"live memory went from " + formatBytes(leak.samples.front()) + " to " +
+                            formatBytes(leak.samples.back()) + " over " + std::to_string(leak.samples.size()) +
+                            " measuring points (" + leak.basis + ")",
+                        {}});
+  for (size_t i = 0; i < leak.suspects.size() && i < 3; ++i) {
+    const auto& a = c.memory.allocations[static_cast<size_t>(leak.suspects[i])];
+    f.evidence.push_back({"never freed: " + formatBytes(a.bytes) + " by " + analysis::creatorOf(c.trace, a),
+                          {{"allocation", "", a.alloc_ns, a.alloc_ns}}});
+  }
+  f.gain.memory_bytes = grown;
+  f.gain.share_of_peak = c.model.measured_peak_bytes > 0
+                             ? static_cast<double>(grown) / static_cast<double>(c.model.measured_peak_bytes)
+                             : 0.0;
+  f.gain.basis = "the growth over the recorded run; it keeps growing in a longer one";
+  setSeverity(f);
+  f.severity = std::max(f.severity, Severity::kMedium);  // it ends in an out-of-memory error in a long run
+  return f;
+}
+
+}  // namespace
+
+std::span<const Rule> memoryRules() { return kRules; }
+
+}  // namespace gpuscope::advisor

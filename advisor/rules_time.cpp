@@ -1,0 +1,255 @@
+// Where the step's time goes when the GPU is not computing: waiting for launches, for the host to
+// synchronise, for the next batch, for pageable copies.
+#include <algorithm>
+
+#include "advisor/rule.h"
+#include "analyzer/gpu_activity.h"
+#include "analyzer/units.h"
+
+namespace gpuscope::advisor {
+
+using analysis::formatBytes;
+using analysis::formatCount;
+using analysis::formatDuration;
+using analysis::formatShare;
+using analysis::Interval;
+
+namespace {
+
+std::optional<Finding> launchBound(const Context& c);
+std::optional<Finding> hostSync(const Context& c);
+std::optional<Finding> inputPipeline(const Context& c);
+std::optional<Finding> pageableCopies(const Context& c);
+
+constexpr Rule kRules[] = {
+    {.id = "launch_bound",
+     .title = "The GPU waits for kernel launches",
+     .fires_when = "the GPU idles waiting for the host to launch work for 10 % of the step or more",
+     .why = "Each launch costs the host microseconds; kernels that run shorter than that finish before the next one "
+            "arrives, and the GPU waits for the host in between.",
+     .fix = "Capture the step in a CUDA graph and replay it, so one launch replaces hundreds.",
+     .snippets = {"model = torch.compile(model, mode=\"reduce-overhead\")  # CUDA graphs for the step",
+                  "step = jax.jit(step)  # one XLA executable per step",
+                  "graph = stream.begin_capture(); step(); graph = stream.end_capture(); graph.launch(stream)",
+                  "cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal); step(s); cudaStreamEndCapture(s, &g);\n"
+                  "cudaGraphInstantiate(&exec, g, 0);  // then cudaGraphLaunch(exec, s) every step"},
+     .verify = "Record again and compare with `gpuscope diff`: the kernels carry a graph id and the launch-bound idle "
+               "time (`gpuscope stats --report timeline`) is near zero.",
+     .check = launchBound},
+    {.id = "host_sync",
+     .title = "The host stops the GPU to synchronise mid-step",
+     .fires_when = "the GPU idles after host synchronisations for 3 % of the step or more",
+     .why = "A synchronisation empties the GPU's queue: until the host launches again the GPU has nothing to do.",
+     .fix = "Keep results on the GPU and read them back rarely: no .item(), .cpu() or print of a tensor in the step; "
+            "copy to pinned memory with non_blocking=True when the host needs a value.",
+     .snippets = {"losses.append(loss.detach())  # not loss.item(): read them every N steps\n"
+                  "if step % 100 == 0: print(torch.stack(losses).mean().item()); losses.clear()",
+                  "# let JAX dispatch run ahead: avoid float(x), x.block_until_ready() and np.asarray(x) in the step",
+                  "",
+                  "// drop cudaDeviceSynchronize() from the loop; order work with streams and events "
+                  "(cudaStreamWaitEvent)"},
+     .verify = "Record again: `gpuscope stats --report timeline` shows the idle time after host syncs near zero.",
+     .check = hostSync},
+    {.id = "input_pipeline",
+     .title = "The GPU waits for the next batch between steps",
+     .fires_when = "the GPU idles between steps for 10 % of the iteration or more",
+     .why = "Preparing a batch on the training loop's own thread serialises it with the GPU's work: neither runs while "
+            "the other does.",
+     .fix = "Prepare batches in background workers, in pinned memory, ahead of the step that needs them.",
+     .snippets = {"loader = torch.utils.data.DataLoader(dataset, batch_size=..., num_workers=8, pin_memory=True,\n"
+                  "                                     persistent_workers=True, prefetch_factor=2)\n"
+                  "x = x.cuda(non_blocking=True)",
+                  "# prefetch: load batch i+1 on a thread (or tf.data / grain with prefetch) while step i runs", "",
+                  "// load batch i+1 on a host thread into pinned memory and cudaMemcpyAsync it on a copy stream "
+                  "while step i runs"},
+     .verify = "Record again: the time between one step's GPU end and the next step's start shrinks to the host's "
+               "launch latency, and the iteration time falls by about the gap.",
+     .check = inputPipeline},
+    {.id = "pageable_copies",
+     .title = "Copies from pageable host memory",
+     .fires_when = "copies to or from pageable host memory take 2 % of the step or more",
+     .why = "The driver copies pageable memory through a pinned staging buffer in chunks, synchronously: the copy is "
+            "slower and cannot overlap the host's or the GPU's other work.",
+     .fix = "Allocate the host buffers pinned and copy asynchronously.",
+     .snippets = {"loader = DataLoader(..., pin_memory=True)\nx = x.pin_memory().cuda(non_blocking=True)",
+                  "# jax.device_put from a pinned (page-locked) host array, or keep the data on the device",
+                  "host = cupyx.empty_pinned(shape, dtype); dev.set(host, stream=stream)",
+                  "cudaMallocHost(&host, bytes);  // instead of malloc/new\n"
+                  "cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream);"},
+     .verify = "Record again: `gpuscope stats --report transfers` shows the copies as pinned, at higher bandwidth.",
+     .check = pageableCopies},
+};
+
+// Share of the step's kernels that were launched from CUDA graphs.
+double graphShare(const Context& c) {
+  int64_t all = 0, graphed = 0;
+  for (size_t i = 0; i < c.trace.kernels.size(); ++i) {
+    if (!c.inSteps(i)) continue;
+    ++all;
+    graphed += c.trace.kernels.graph_id[i] != analysis::kNone;
+  }
+  return all ? static_cast<double>(graphed) / static_cast<double>(all) : 0.0;
+}
+
+constexpr Snippets kBetweenGraphsSnippets = {
+    "@torch.compile(mode=\"reduce-overhead\")\ndef optimizer_step():\n    optimizer.step()  # into a graph as well", "",
+    "", "// capture the remaining launches into the same graph; launch once per step"};
+
+// The step already replays CUDA graphs: what is left is the host's own work between them.
+void betweenGraphs(const Context& c, Finding& f, double graphed) {
+  f.title = "The GPU waits for the host between CUDA graph launches: " + formatDuration(f.gain.time_ns) + " idle " +
+            perStepWords(c);
+  f.summary =
+      "The step already runs from CUDA graphs, but the host takes longer between replays (and the launches "
+      "outside them) than the GPU takes to run them.";
+  // The launch calls measured are graph launches, which take far longer than kernel launches: the
+  // short-kernel count would mislead here.
+  f.evidence[1] = {formatShare(graphed) + " of the step's " + perStepCount(c, c.timeline.kernels) +
+                       " kernels were launched from graphs",
+                   {}};
+  f.why =
+      "Each replay still costs host time, and the host's own work between replays (Python, autograd, the "
+      "optimizer, launches outside the graphs) leaves the GPU without work.";
+  f.fix.summary =
+      "Capture more of the step in graphs (the optimizer step too), and trim the host's work between "
+      "replays.";
+  setSnippet(f.fix, c, kBetweenGraphsSnippets);
+  f.gain.basis =
+      "the launch-bound idle time measured inside the steady steps, between graph replays; it goes if "
+      "the whole step is one graph (an upper bound: some host work stays)";
+}
+
+std::optional<Finding> launchBound(const Context& c) {
+  const auto& tl = c.timeline;
+  const int64_t idle = c.perStep(tl.idle.launch_bound_ns);
+  if (c.shareOfStep(idle) < 0.10) return std::nullopt;
+  Finding f = startFinding(c, kRules[0]);
+  f.title = "The GPU waits for kernel launches: " + formatDuration(idle) + " idle " + perStepWords(c);
+  f.summary = "The host cannot launch kernels as fast as the GPU runs them, so the GPU idles between kernels.";
+  f.evidence.push_back({"GPU idle waiting for launches: " + formatDuration(idle) + " " + perStepWords(c) + " (" +
+                            formatShare(c.shareOfStep(idle)) + " of the step)",
+                        {stepRef(c)}});
+  f.evidence.push_back({perStepCount(c, tl.kernels) + " kernels " + perStepWords(c) + ", " +
+                            perStepCount(c, tl.short_kernels) + " of them shorter than the " +
+                            formatDuration(tl.launch_call_ns) + " a launch call takes on the host",
+                        {}});
+  f.evidence.push_back({"median time from launch call to kernel start on an idle GPU: " +
+                            formatDuration(tl.launch_latency_on_idle_gpu.median),
+                        {}});
+  f.gain = timeGain(c, idle,
+                    "the launch-bound idle time measured inside the steady steps; a CUDA graph launches the whole "
+                    "step with one call, so that idle time goes while the kernels themselves run as before");
+  f.fix.plan.push_back({"cuda_graphs-1", "cuda_graphs", f.id, {{"scope", std::string("step")}}});
+  if (const double graphed = graphShare(c); graphed >= 0.5) betweenGraphs(c, f, graphed);
+  setSeverity(f);
+  return f;
+}
+
+// Synchronisations that returned inside the step windows.
+int64_t syncsInSteps(const Context& c) {
+  int64_t n = 0;
+  const auto& s = c.trace.syncs;
+  for (size_t i = 0; i < s.size(); ++i) n += s.session[i] == c.session && c.inSteps(s.end_ns[i]);
+  return n;
+}
+
+std::optional<Finding> hostSync(const Context& c) {
+  const int64_t idle = c.perStep(c.timeline.idle.after_sync_ns);
+  if (c.shareOfStep(idle) < 0.03) return std::nullopt;
+  Finding f = startFinding(c, kRules[1]);
+  f.title = "The host synchronises mid-step: " + formatDuration(idle) + " GPU idle " + perStepWords(c);
+  f.summary = "The host waits for the GPU to finish, then the GPU waits for the host to launch again.";
+  f.evidence.push_back({"GPU idle after host synchronisations: " + formatDuration(idle) + " " + perStepWords(c) + " (" +
+                            formatShare(c.shareOfStep(idle)) + ")",
+                        {stepRef(c)}});
+  f.evidence.push_back({perStepCount(c, syncsInSteps(c)) + " synchronisations " + perStepWords(c), {}});
+  f.gain = timeGain(c, idle, "the idle time measured after each synchronisation inside the steady steps");
+  setSeverity(f);
+  return f;
+}
+
+// Host time inside CUDA API calls of the process during the interval.
+int64_t apiTimeIn(const Context& c, const Interval& gap) {
+  int64_t total = 0;
+  const auto& a = c.trace.api_calls;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.session[i] != c.session) continue;
+    total += std::max<int64_t>(0, std::min(a.end_ns[i], gap.end) - std::max(a.start_ns[i], gap.start));
+  }
+  return total;
+}
+
+std::optional<Finding> inputPipeline(const Context& c) {
+  if (c.step.between.empty() || c.device == analysis::kNone) return std::nullopt;
+  const auto busy = analysis::deviceActivity(c.trace)[static_cast<size_t>(c.device)].busy;
+  const int64_t gaps = analysis::totalLength(c.step.between);
+  const int64_t idle = gaps - analysis::overlapLength(busy, c.step.between);
+  int64_t api = 0;
+  for (const Interval& g : c.step.between) api += apiTimeIn(c, g);
+  const int64_t per_gap = idle / static_cast<int64_t>(c.step.between.size());
+  if (c.shareOfStep(per_gap) < 0.10) return std::nullopt;
+  Finding f = startFinding(c, kRules[2]);
+  f.title = "The GPU waits " + formatDuration(per_gap) + " between steps for the next batch";
+  f.summary =
+      "Between one step's last kernel and the next step's start the GPU idles while the host works "
+      "outside CUDA: typically loading and preparing the next batch.";
+  f.evidence.push_back({"GPU idle between steps: " + formatDuration(per_gap) + " per step (" +
+                            formatShare(c.shareOfStep(per_gap)) + " of the " + formatDuration(c.step.time_ns) +
+                            " iteration)",
+                        {{"time_range", "between steps", c.step.between.front().start, c.step.between.front().end}}});
+  f.evidence.push_back({"the host spent " + formatShare(gaps ? static_cast<double>(api) / gaps : 0.0) +
+                            " of those gaps in CUDA calls: the rest is its own work",
+                        {}});
+  f.gain = timeGain(c, per_gap,
+                    "the GPU's idle time between steady steps; with the batches prepared in background workers the "
+                    "next one is ready when a step ends (assumes the workers together keep up with the GPU)");
+  f.fix.plan.push_back({"data_loader-1",
+                        "data_loader",
+                        f.id,
+                        {{"num_workers", int64_t{8}}, {"pin_memory", true}, {"persistent_workers", true}}});
+  setSeverity(f);
+  return f;
+}
+
+struct PageableCopies {
+  int64_t count = 0, bytes = 0, time_ns = 0;
+  size_t first = 0;
+};
+
+PageableCopies pageableInSteps(const Context& c) {
+  PageableCopies p;
+  const auto& k = c.trace.copies;
+  for (size_t i = 0; i < k.size(); ++i) {
+    const bool pageable =
+        k.src_kind[i] == schema::MemoryKind::kPageable || k.dst_kind[i] == schema::MemoryKind::kPageable;
+    if (!pageable || k.device[i] != c.device || !c.inSteps(k.start_ns[i])) continue;
+    if (p.count++ == 0) p.first = i;
+    p.bytes += k.bytes[i];
+    p.time_ns += k.end_ns[i] - k.start_ns[i];
+  }
+  return p;
+}
+
+std::optional<Finding> pageableCopies(const Context& c) {
+  const PageableCopies p = pageableInSteps(c);
+  const int64_t time = c.perStep(p.time_ns);
+  if (p.count == 0 || c.shareOfStep(time) < 0.02) return std::nullopt;
+  Finding f = startFinding(c, kRules[3]);
+  f.title = "Pageable host copies take " + formatDuration(time) + " " + perStepWords(c);
+  f.summary = "Copies to or from pageable memory go through a staging buffer and block the host.";
+  const auto& k = c.trace.copies;
+  f.evidence.push_back({perStepCount(c, p.count) + " pageable copies " + perStepWords(c) + ", " +
+                            formatBytes(c.perStep(p.bytes)) + ", taking " + formatDuration(time) + " of GPU copy time",
+                        {{"time_range", "first pageable copy", k.start_ns[p.first], k.end_ns[p.first]}}});
+  f.gain = timeGain(c, time / 2,
+                    "half the pageable copies' time: pinned copies run at about twice the bandwidth and can "
+                    "overlap kernels (assumed; the gain is larger where the host was blocked)");
+  setSeverity(f);
+  return f;
+}
+
+}  // namespace
+
+std::span<const Rule> timeRules() { return kRules; }
+
+}  // namespace gpuscope::advisor

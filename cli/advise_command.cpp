@@ -1,0 +1,108 @@
+// gpuscope advise: the advisor's findings for a trace, as a terminal report, Markdown, HTML or JSON, and
+// optionally the fixes as plan.json.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "advisor/advice.h"
+#include "advisor/report.h"
+#include "analyzer/trace_data.h"
+#include "cli/command.h"
+#include "formats/atomic_file.h"
+
+namespace gpuscope::cli {
+
+namespace {
+
+using advisor::ReportFormat;
+
+constexpr OptionSpec kOptions[] = {
+    {"format", 0, "text|md|html|json", "report format (default: text)"},
+    {"output", 'o', "FILE", "write the report to FILE instead of standard output"},
+    {"plan", 0, "FILE", "also write the fixes as plan.json, for `gpuscope apply` and the PyTorch bridge"},
+    {"force", 'f', "", "overwrite the output and plan files if they exist"},
+    {"fail-on", 0, "SEVERITY", "exit 3 if a finding of this severity or worse exists (info|low|medium|high)"},
+};
+
+// Exit status when --fail-on finds a finding at or above its severity: distinct from errors (1) and usage (2).
+constexpr int kExitFindings = 3;
+
+int terminalWidth() {
+  winsize w{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 0) return w.ws_col;
+  if (const char* columns = std::getenv("COLUMNS")) return std::atoi(columns);
+  return 100;
+}
+
+std::string render(const advisor::Advice& advice, ReportFormat format, bool to_terminal) {
+  switch (format) {
+    case ReportFormat::kMarkdown: return advisor::renderMarkdown(advice);
+    case ReportFormat::kHtml: return advisor::renderHtml(advice);
+    case ReportFormat::kJson: return advisor::renderJson(advice);
+    case ReportFormat::kText: break;
+  }
+  const bool colour = to_terminal && isatty(STDOUT_FILENO) == 1 && !std::getenv("NO_COLOR");
+  return advisor::renderText(advice, to_terminal ? terminalWidth() : 100, colour);
+}
+
+int runAdvise(const ParsedArgs& args) {
+  if (args.positional.size() != 1) {
+    return reportError("advise", Status(ErrorKind::kUsage, "expected one trace file (see gpuscope advise --help)"));
+  }
+  ReportFormat format = ReportFormat::kText;
+  if (!advisor::parseReportFormat(args.get("format").value_or("text"), format)) {
+    return reportError(
+        "advise", Status(ErrorKind::kUsage, "unknown format '" + *args.get("format") + "' (text, md, html or json)"));
+  }
+  advisor::Severity fail_on = advisor::Severity::kHigh;
+  if (args.has("fail-on") && !advisor::parseSeverity(*args.get("fail-on"), fail_on)) {
+    return reportError("advise", Status(ErrorKind::kUsage,
+                                        "unknown severity '" + *args.get("fail-on") + "' (info, low, medium or high)"));
+  }
+  Result<analysis::TraceData> trace = analysis::loadTrace(args.positional[0]);
+  if (!trace) return reportError("advise", trace.status());
+  const advisor::Context context = advisor::buildContext(*trace);
+  const advisor::Advice advice = advisor::advise(context);
+
+  const std::optional<std::string> output = args.get("output");
+  const std::string report = render(advice, format, !output);
+  if (output) {
+    if (Status s = writeFileAtomically(*output, report, args.has("force")); !s) return reportError("advise", s);
+    std::fprintf(stderr, "gpuscope advise: wrote %s\n", output->c_str());
+  } else {
+    std::fwrite(report.data(), 1, report.size(), stdout);
+  }
+  if (const std::optional<std::string> plan_path = args.get("plan")) {
+    if (Status s = plan::writePlan(advisor::makePlan(advice), *plan_path, args.has("force")); !s) {
+      return reportError("advise", s);
+    }
+    std::fprintf(stderr, "gpuscope advise: wrote the plan to %s\n", plan_path->c_str());
+  }
+  if (args.has("fail-on")) {
+    for (const advisor::Finding& f : advice.findings) {
+      if (f.severity >= fail_on) return kExitFindings;
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+const Command& adviseCommand() {
+  static const Command command{
+      "advise",
+      "find what makes the program slow or short of memory, with the fix",
+      "gpuscope advise TRACE [--format text|md|html|json] [-o FILE] [--plan FILE] [--fail-on SEVERITY]",
+      "Runs the advisor's rules over TRACE and reports each finding: what was seen (with numbers and places\n"
+      "in the trace), why it costs, the estimated gain and what the estimate is based on, the fix in the\n"
+      "program's own terms (PyTorch, JAX, CuPy or CUDA), and how to check it worked. Findings are ranked by\n"
+      "what fixing them would win; the header predicts the step time and peak memory with every fix.\n"
+      "docs/advisor-rules.md lists the rules and their thresholds; docs/advise-json.md the JSON.",
+      kOptions,
+      runAdvise};
+  return command;
+}
+
+}  // namespace gpuscope::cli
