@@ -90,7 +90,7 @@ Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t dev
   for (const auto& d : stats.devices) {
     if (d.device == device) step.time_ns = d.windowNs();
   }
-  step.basis = "the whole run: first to last GPU activity (no repeating iterations found)";
+  step.basis = "first to last GPU activity; no repeating iterations were found";
   return step;
 }
 
@@ -163,6 +163,7 @@ Context buildContext(const TraceData& trace) {
   c.memory = analysis::analyzeMemory(trace, c.iterations);
   c.categories = analysis::categorizeMemory(trace, c.iterations, c.memory);
   c.model = analysis::fitMemoryModel(c.memory, c.categories, c.iterations);
+  c.pools = analysis::analyzePools(trace);
   c.chains = analysis::findFusableChains(trace, c.iterations);
   return c;
 }

@@ -12,6 +12,7 @@
 #include "analyzer/kernel_classifier.h"
 #include "analyzer/memory_categories.h"
 #include "analyzer/memory_model.h"
+#include "analyzer/memory_pools.h"
 #include "analyzer/memory_timeline.h"
 #include "analyzer/phases.h"
 #include "analyzer/stats.h"
@@ -56,6 +57,7 @@ struct Context {
   analysis::MemoryAnalysis memory;
   analysis::MemoryCategories categories;
   analysis::MemoryModel model;
+  std::vector<analysis::PoolUsage> pools;
   std::vector<analysis::FusionPattern> chains;
 
   explicit Context(const analysis::TraceData& t) : trace(t) {}

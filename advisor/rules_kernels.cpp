@@ -133,7 +133,8 @@ std::optional<Finding> fusableChains(const Context& c) {
   std::vector<const analysis::FusionPattern*> kept;
   int64_t saving = 0;
   for (const auto& p : c.chains) {
-    if (std::all_of(p.kernels.begin(), p.kernels.end(), compilerFused)) continue;
+    // Where a compiler already generated kernels, what is left unfused is its choice.
+    if (std::any_of(p.kernels.begin(), p.kernels.end(), compilerFused)) continue;
     if (inOptimizerPhase(c, phases, p.first_occurrence.front())) continue;
     kept.push_back(&p);
     saving += p.saving_ns;

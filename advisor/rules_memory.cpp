@@ -18,6 +18,7 @@ namespace {
 std::optional<Finding> activationMemory(const Context& c);
 std::optional<Finding> optimizerMemory(const Context& c);
 std::optional<Finding> memoryLeak(const Context& c);
+std::optional<Finding> poolFragmentation(const Context& c);
 
 constexpr Rule kRules[] = {
     {.id = "activation_memory",
@@ -54,6 +55,22 @@ constexpr Rule kRules[] = {
                   "cudaFree(buffer);  // or cudaFreeAsync(buffer, stream) for each allocation made in the loop"},
      .verify = "Record again: `gpuscope stats --report memory` no longer reports growth.",
      .check = memoryLeak},
+    {.id = "pool_fragmentation",
+     .title = "A memory pool reserves far more than it hands out",
+     .fires_when = "a stream-ordered pool holds 25 % more than it has handed out, and at least 16 MiB, while "
+                   "allocations are live",
+     .why = "Memory a pool reserved but cannot hand out — freed blocks too small or too scattered for the next "
+            "request — is held by the process and lost to every other allocation, including the one that then "
+            "fails with out-of-memory.",
+     .fix = "Let the allocator map memory in growable segments, or trim the pool between phases, and allocate "
+            "the largest buffers first.",
+     .snippets =
+         {"# before the first CUDA call:\nos.environ[\"PYTORCH_CUDA_ALLOC_CONF\"] = \"expandable_segments:True\"",
+          "# XLA_PYTHON_CLIENT_ALLOCATOR=platform releases memory as it is freed (slower, no fragmentation)",
+          "cupy.get_default_memory_pool().free_all_blocks()  # between phases",
+          "cudaMemPoolTrimTo(pool, 0);  // between phases, or set cudaMemPoolAttrReleaseThreshold lower"},
+     .verify = "Record again: `gpuscope stats --report memory_pools` shows reserved close to used.",
+     .check = poolFragmentation},
 };
 
 const analysis::WhatIf* whatIf(const Context& c, std::string_view id) {
@@ -160,6 +177,39 @@ std::optional<Finding> memoryLeak(const Context& c) {
   f.gain.basis = "the growth over the recorded run; it keeps growing in a longer one";
   setSeverity(f);
   f.severity = std::max(f.severity, Severity::kMedium);  // it ends in an out-of-memory error in a long run
+  return f;
+}
+
+std::optional<Finding> poolFragmentation(const Context& c) {
+  const analysis::PoolUsage* worst = nullptr;
+  for (const auto& p : c.pools) {
+    if (!worst || p.slackBytes() > worst->slackBytes()) worst = &p;
+  }
+  if (!worst || worst->slackBytes() < (int64_t{16} << 20) || worst->slackBytes() * 4 < worst->worst.reserved_bytes) {
+    return std::nullopt;
+  }
+  Finding f = startFinding(c, kRules[3]);
+  const int64_t slack = worst->slackBytes();
+  f.title = "A memory pool holds " + formatBytes(slack) + " it does not hand out";
+  f.summary = "A stream-ordered memory pool reserved " + formatBytes(worst->worst.reserved_bytes) +
+              " from the device while " + formatBytes(worst->worst.used_bytes) + " of it was in use.";
+  f.evidence.push_back({"pool reserved " + formatBytes(worst->worst.reserved_bytes) + ", in use " +
+                            formatBytes(worst->worst.used_bytes) + ": " + formatBytes(slack) + " held unused (" +
+                            formatShare(static_cast<double>(slack) / static_cast<double>(worst->worst.reserved_bytes)) +
+                            ")",
+                        {{"time_range", "pool record", worst->worst.time_ns, worst->worst.time_ns}}});
+  f.evidence.push_back({formatCount(worst->allocations) + " allocations from the pool; at most " +
+                            formatBytes(worst->peak_used_bytes) + " in use, up to " +
+                            formatBytes(worst->peak_reserved_bytes) + " reserved",
+                        {}});
+  f.gain.memory_bytes = slack;
+  const int64_t peak = std::max(c.model.measured_peak_bytes, worst->peak_reserved_bytes);
+  f.gain.share_of_peak = peak > 0 ? static_cast<double>(slack) / static_cast<double>(peak) : 0.0;
+  f.gain.basis =
+      "the pool's own record of reserved and used bytes (CUPTI memory-pool records): the unused part "
+      "is what an allocator that maps memory on demand would not hold";
+  f.fix.plan.push_back({"allocator-1", "allocator", f.id, {{"setting", std::string("expandable_segments:True")}}});
+  setSeverity(f);
   return f;
 }
 

@@ -20,6 +20,7 @@ std::optional<Finding> launchBound(const Context& c);
 std::optional<Finding> hostSync(const Context& c);
 std::optional<Finding> inputPipeline(const Context& c);
 std::optional<Finding> pageableCopies(const Context& c);
+std::optional<Finding> serialCopies(const Context& c);
 
 constexpr Rule kRules[] = {
     {.id = "launch_bound",
@@ -78,6 +79,22 @@ constexpr Rule kRules[] = {
                   "cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream);"},
      .verify = "Record again: `gpuscope stats --report transfers` shows the copies as pinned, at higher bandwidth.",
      .check = pageableCopies},
+    {.id = "serial_copies",
+     .title = "Copies do not overlap compute",
+     .fires_when = "copies take 10 % of the step or more, under a quarter of their time overlapped by kernels, "
+                   "and overlapping them would save 3 % or more",
+     .why = "A copy queued on the same stream as the kernels waits for them, and they for it: the copy engines and "
+            "the SMs take turns instead of working at once.",
+     .fix = "Copy on a stream of its own, from pinned memory, a chunk ahead of the kernels that need it.",
+     .snippets = {"copy_stream = torch.cuda.Stream()\n"
+                  "with torch.cuda.stream(copy_stream):\n    next_x = next_cpu.cuda(non_blocking=True)\n"
+                  "torch.cuda.current_stream().wait_stream(copy_stream)  # before using next_x",
+                  "# jax.device_put the next batch before the current step finishes (dispatch is asynchronous)",
+                  "with cupy.cuda.Stream(non_blocking=True) as copy_stream:\n    next_x.set(next_host)",
+                  "cudaMemcpyAsync(d_next, h_next, bytes, cudaMemcpyHostToDevice, copy_stream);\n"
+                  "cudaEventRecord(copied, copy_stream); cudaStreamWaitEvent(compute_stream, copied);"},
+     .verify = "Record again: `gpuscope stats --report timeline` shows most copy time overlapped by kernels.",
+     .check = serialCopies},
 };
 
 // Share of the step's kernels that were launched from CUDA graphs.
@@ -244,6 +261,32 @@ std::optional<Finding> pageableCopies(const Context& c) {
   f.gain = timeGain(c, time / 2,
                     "half the pageable copies' time: pinned copies run at about twice the bandwidth and can "
                     "overlap kernels (assumed; the gain is larger where the host was blocked)");
+  setSeverity(f);
+  return f;
+}
+
+std::optional<Finding> serialCopies(const Context& c) {
+  const auto& tl = c.timeline;
+  const int64_t copy = c.perStep(tl.copy_ns), exposed = c.perStep(tl.copy_ns - tl.copy_overlap_ns);
+  const int64_t pageable = c.perStep(pageableInSteps(c).time_ns);    // pageable_copies' business: they cannot overlap
+  const int64_t kernels_alone = c.perStep(tl.busy_ns - tl.copy_ns);  // kernel time with no copy running
+  if (c.shareOfStep(copy - pageable) < 0.10 || tl.copy_overlap_ns * 4 >= tl.copy_ns) return std::nullopt;
+  const int64_t hidden = std::min(exposed - pageable, kernels_alone);
+  if (c.shareOfStep(hidden) < 0.03) return std::nullopt;
+  Finding f = startFinding(c, kRules[4]);
+  f.title = "Copies run alone for " + formatDuration(exposed) + " " + perStepWords(c) + ", not overlapping compute";
+  f.summary = "The GPU copies and computes in turn: no kernel runs while data moves.";
+  f.evidence.push_back({"copy time " + formatDuration(copy) + " " + perStepWords(c) + " (" +
+                            formatShare(c.shareOfStep(copy)) + " of the step), " +
+                            formatShare(tl.copy_ns ? static_cast<double>(tl.copy_overlap_ns) / tl.copy_ns : 0.0) +
+                            " of it with a kernel running",
+                        {stepRef(c)}});
+  f.evidence.push_back(
+      {"kernels ran with no copy beside them for " + formatDuration(kernels_alone) + " " + perStepWords(c), {}});
+  f.gain = timeGain(c, hidden,
+                    "the shorter of the copies' time alone and the kernels' time alone: at best one hides behind "
+                    "the other (assumes the next chunk's copy does not depend on this chunk's kernels, as in a "
+                    "pipelined loop)");
   setSeverity(f);
   return f;
 }

@@ -53,7 +53,8 @@ Status reserveTables(TraceReader& reader, TraceData& t) {
   reserveColumns(n, a.start_ns, a.end_ns, a.correlation_id, a.thread_id, a.session, a.name, a.return_code);
   GPUSCOPE_RETURN_IF_ERROR(count(schema::MemoryEventRow{}, n));
   MemoryTable& m = t.memory;
-  reserveColumns(n, m.time_ns, m.address, m.bytes, m.correlation_id, m.session, m.device, m.stream, m.op, m.kind);
+  reserveColumns(n, m.time_ns, m.address, m.bytes, m.correlation_id, m.session, m.device, m.stream, m.op, m.kind,
+                 m.pool);
   return Status::ok();
 }
 
@@ -241,7 +242,7 @@ Status loadSyncs(sqlite::Database& db, SyncTable& y, std::vector<int64_t>& sessi
 Status loadMemory(sqlite::Database& db, MemoryTable& m, Indexer& index) {
   return forEachRow(db,
                     "SELECT session_id, device_id, stream_id, correlation_id, timestamp_ns, op, memory_kind, address, "
-                    "bytes FROM memory_event ORDER BY id",
+                    "bytes, pool_address FROM memory_event ORDER BY id",
                     [&](sqlite::Statement& s) {
                       const int32_t session = index.session(s.columnInt(0));
                       const int32_t device = index.device(session, s.columnInt(1));
@@ -254,6 +255,23 @@ Status loadMemory(sqlite::Database& db, MemoryTable& m, Indexer& index) {
                       m.kind.push_back(static_cast<schema::MemoryKind>(s.columnInt(6)));
                       m.address.push_back(s.columnInt(7));
                       m.bytes.push_back(s.columnInt(8));
+                      m.pool.push_back(intOr(s, 9, 0));
+                    });
+}
+
+Status loadPools(sqlite::Database& db, PoolEventTable& p, Indexer& index) {
+  return forEachRow(db,
+                    "SELECT session_id, device_id, timestamp_ns, op, pool_address, size_bytes, utilized_bytes "
+                    "FROM memory_pool_event ORDER BY id",
+                    [&](sqlite::Statement& s) {
+                      const int32_t session = index.session(s.columnInt(0));
+                      p.session.push_back(session);
+                      p.device.push_back(index.device(session, s.columnInt(1)));
+                      p.time_ns.push_back(s.columnInt(2));
+                      p.op.push_back(static_cast<schema::PoolOp>(s.columnInt(3)));
+                      p.pool.push_back(s.columnInt(4));
+                      p.reserved_bytes.push_back(s.columnInt(5));
+                      p.used_bytes.push_back(intOr(s, 6, kNone));
                     });
 }
 
@@ -325,7 +343,9 @@ void sortAndRepair(TraceData& t) {
   SyncTable& y = t.syncs;
   sortByStart(y.start_ns, y.end_ns, y.correlation_id, y.stream_id, y.session, y.kind);
   MemoryTable& e = t.memory;
-  sortByStart(e.time_ns, e.address, e.bytes, e.correlation_id, e.session, e.device, e.stream, e.op, e.kind);
+  sortByStart(e.time_ns, e.address, e.bytes, e.correlation_id, e.session, e.device, e.stream, e.op, e.kind, e.pool);
+  PoolEventTable& p = t.pools;
+  sortByStart(p.time_ns, p.pool, p.reserved_bytes, p.used_bytes, p.session, p.device, p.op);
   NvtxTable& n = t.nvtx;
   sortByStart(n.start_ns, n.end_ns, n.thread_id, n.session, n.name, n.domain, n.kind);
 }
@@ -425,6 +445,7 @@ Result<TraceData> loadTrace(const std::string& path) {
   if (status) status = loadCopies(db, trace.copies, index);
   if (status) status = loadMemsets(db, trace.memsets, index);
   if (status) status = loadMemory(db, trace.memory, index);
+  if (status) status = loadPools(db, trace.pools, index);
   host.join();
   if (!status) return status;
   if (!host_status) return host_status;

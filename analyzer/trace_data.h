@@ -64,6 +64,15 @@ struct MemoryTable {  // allocations and releases, by time
   std::vector<int32_t> call;                     // index into TraceData::api_calls of the call that made it, or kNone
   std::vector<schema::MemoryOp> op;
   std::vector<schema::MemoryKind> kind;
+  std::vector<int64_t> pool;  // address of the memory pool it came from (cudaMallocAsync), 0 when none
+  size_t size() const { return time_ns.size(); }
+};
+
+struct PoolEventTable {  // memory pools created, trimmed or destroyed, with their size then
+  std::vector<int64_t> time_ns, pool, reserved_bytes;
+  std::vector<int64_t> used_bytes;  // what the pool had handed out then, kNone when not reported
+  std::vector<int32_t> session, device;
+  std::vector<schema::PoolOp> op;
   size_t size() const { return time_ns.size(); }
 };
 
@@ -87,6 +96,7 @@ struct TraceData {
   ApiTable api_calls;
   SyncTable syncs;
   MemoryTable memory;
+  PoolEventTable pools;
   NvtxTable nvtx;
   std::vector<schema::DataQualityRow> data_quality;  // as recorded by the collector
   std::vector<std::string> load_warnings;            // what loading found doubtful (and how it was handled)

@@ -8,6 +8,7 @@
 #include "analyzer/iterations.h"
 #include "analyzer/memory_categories.h"
 #include "analyzer/memory_model.h"
+#include "analyzer/memory_pools.h"
 #include "analyzer/memory_timeline.h"
 #include "analyzer/stats.h"
 #include "analyzer/timeline_analysis.h"
@@ -256,6 +257,29 @@ Report memoryReport(const analysis::MemoryAnalysis& m, const analysis::TraceData
   return r;
 }
 
+Report memoryPoolsReport(const std::vector<analysis::PoolUsage>& pools, const analysis::TraceData& trace) {
+  Report r{"memory_pools",
+           "Memory pools (cudaMallocAsync): reserved from the device against handed out",
+           {{"device", "Device", Unit::kText},
+            {"pool", "Pool", Unit::kText},
+            {"allocations", "Allocations", Unit::kCount},
+            {"peak_used_bytes", "Peak used", Unit::kBytes},
+            {"peak_reserved_bytes", "Peak reserved", Unit::kBytes},
+            {"worst_reserved_bytes", "Worst: reserved", Unit::kBytes},
+            {"worst_used_bytes", "used", Unit::kBytes},
+            {"worst_unused_bytes", "unused", Unit::kBytes},
+            {"worst_at_ns", "at (since start)", Unit::kNanoseconds}},
+           {}};
+  for (const auto& p : pools) {
+    char address[32];
+    std::snprintf(address, sizeof address, "0x%llx", static_cast<unsigned long long>(p.pool));
+    r.rows.push_back({trace.deviceLabel(p.device), std::string(address), p.allocations, p.peak_used_bytes,
+                      p.peak_reserved_bytes, p.worst.reserved_bytes, p.worst.used_bytes, p.slackBytes(),
+                      p.worst.time_ns ? p.worst.time_ns - trace.startNs() : int64_t{0}});
+  }
+  return r;
+}
+
 Report memoryPeakReport(const analysis::MemoryAnalysis& m, const analysis::MemoryCategories& c,
                         const analysis::TraceData& trace) {
   Report r{"memory_peak",
@@ -363,6 +387,7 @@ std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace)
           memoryCategoriesReport(categories),
           memoryModelReport(analysis::fitMemoryModel(memory, categories, iterations)),
           memoryPeakReport(memory, categories, trace),
+          memoryPoolsReport(analysis::analyzePools(trace), trace),
           fusionReport(analysis::findFusableChains(trace, iterations))};
 }
 
@@ -402,7 +427,7 @@ constexpr OptionSpec kOptions[] = {
     {"format", 0, "table|csv|json", "output format (default: table)"},
     {"report", 0, "NAME",
      "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams, timeline, "
-     "iterations, memory, memory_categories, memory_model, memory_peak, fusion (nsys "
+     "iterations, memory, memory_categories, memory_model, memory_peak, memory_pools, fusion (nsys "
      "names such as "
      "cuda_gpu_kern_sum also work)"},
     {"limit", 0, "N", "rows per table in the table format (default: 20; 0: all)"},

@@ -1,14 +1,7 @@
 // Four streams, each copying its own chunk in, computing on it and copying it out, from pinned memory:
 // the copies of one stream overlap the kernels of another, the overlap gpuscope's timeline should show.
+#include "../common/chunk_work.cuh"
 #include "../common/sample_check.h"
-
-__global__ void work(float* x, int n, int rounds) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  float v = x[i];
-  for (int r = 0; r < rounds; ++r) v = v * 1.0001f + 0.0001f;
-  x[i] = v;
-}
 
 int main() {
   constexpr int kStreams = 4;

@@ -4,6 +4,7 @@
 
 #include "analyzer/memory_categories.h"
 #include "analyzer/memory_model.h"
+#include "analyzer/memory_pools.h"
 #include "analyzer/memory_timeline.h"
 #include "tests/analyzer/load_for_test.h"
 #include "tests/support/sample_trace.h"
@@ -100,6 +101,26 @@ TEST(Memory, FreesOfUnknownMemoryAndReusedAddresses) {
   EXPECT_EQ(d.timeline[3].live_bytes, 4 * kMiB);
   // No loop and no phases: what stays from the start counts as parameters.
   EXPECT_FALSE(a.categories.phases_found);
+}
+
+TEST(MemoryPools, FragmentedPoolShowsWhatItPrinted) {
+  // samples/memory_pool prints the pool's own figures (samples/memory_pool/README.md).
+  const std::vector<PoolUsage> pools = analyzePools(loadForTest(testing::fixturePath("memory_pool.gpuscope")));
+  ASSERT_EQ(pools.size(), 1u);
+  const PoolUsage& p = pools[0];
+  EXPECT_EQ(p.allocations, 40);
+  EXPECT_EQ(p.peak_used_bytes, 128 * kMiB);  // 32 × 4 MiB, and again after 8 × 8 MiB replaced half of them
+  EXPECT_EQ(p.peak_reserved_bytes, 192 * kMiB);
+  EXPECT_EQ(p.worst.reserved_bytes, 128 * kMiB);
+  EXPECT_EQ(p.worst.used_bytes, 64 * kMiB);
+  EXPECT_EQ(p.slackBytes(), 64 * kMiB);
+  // After everything is freed the pool keeps 192 MiB (release threshold: keep all), then trims to 0.
+  ASSERT_GE(p.samples.size(), 3u);
+  EXPECT_EQ(p.samples.back().reserved_bytes, 0);
+}
+
+TEST(MemoryPools, NoPoolsWithoutStreamOrderedAllocation) {
+  EXPECT_TRUE(analyzePools(loadForTest(testing::fixturePath("memory_leak.gpuscope"))).empty());
 }
 
 TEST(Memory, NoAllocationsNoAnswersNoCrash) {

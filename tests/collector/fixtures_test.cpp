@@ -108,12 +108,17 @@ TEST(Fixtures, AdvisorCasesHoldTheirProblemsAndFixes) {
   EXPECT_EQ(query("advisor_naive.gpuscope", "SELECT count(*) FROM nvtx_view WHERE name_text = 'step'"), 12);
   EXPECT_GT(query("advisor_naive.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text LIKE '%simt_sgemm%'"), 0);
   EXPECT_GT(query("advisor_naive.gpuscope", "SELECT count(*) FROM memcpy WHERE copy_kind = 1 AND src_kind = 1"), 0);
-  // Tuned: the step replays CUDA graphs of Triton kernels; the batches come from pinned memory.
+  // Tuned: each step is one replay of a CUDA graph holding Triton kernels; the batches come from pinned memory.
   EXPECT_GT(query("advisor_tuned.gpuscope", "SELECT count(*) FROM kernel WHERE graph_id IS NOT NULL"), 1000);
+  EXPECT_EQ(query("advisor_tuned.gpuscope", "SELECT count(DISTINCT graph_id) FROM kernel WHERE graph_id IS NOT NULL"),
+            1);
   EXPECT_GT(query("advisor_tuned.gpuscope", "SELECT count(*) FROM kernel_view WHERE name_text LIKE 'triton_%'"), 0);
-  EXPECT_EQ(query("advisor_tuned.gpuscope", "SELECT count(*) FROM memcpy WHERE bytes = 32768 AND src_kind = 2"), 24);
+  // 12 steps and the capture's first batch, two tensors each.
+  EXPECT_EQ(query("advisor_tuned.gpuscope", "SELECT count(*) FROM memcpy WHERE bytes = 32768 AND src_kind = 2"), 26);
   // Without the caching allocator every tensor is a cudaMalloc: hundreds per step.
   EXPECT_GT(query("advisor_memory_activations.gpuscope", "SELECT count(*) FROM memory_event WHERE op = 1"), 1000);
+  EXPECT_EQ(query("serial_copies.gpuscope", "SELECT count(*) FROM memcpy WHERE src_kind = 2 OR dst_kind = 2"), 96);
+  EXPECT_EQ(query("serial_copies.gpuscope", "SELECT count(DISTINCT stream_id) FROM kernel"), 1);
   // The pool's events carry the sizes the sample printed (samples/memory_pool/README.md).
   EXPECT_EQ(query("memory_pool.gpuscope", "SELECT count(*) FROM memory_event WHERE op = 1 AND pool_address != 0"), 40);
   EXPECT_EQ(query("memory_pool.gpuscope",
