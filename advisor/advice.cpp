@@ -64,6 +64,7 @@ Advice advise(const Context& c) {
       "(fixes overlap, so gains are not added), plus any time a fix costs; peak memory less the "
       "largest memory gain";
   a.notes = notesOn(c);
+  a.plots = plotData(c);
   return a;
 }
 

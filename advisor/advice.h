@@ -7,6 +7,7 @@
 
 #include "advisor/context.h"
 #include "advisor/finding.h"
+#include "advisor/plots.h"
 #include "formats/plan.h"
 
 namespace gpuscope::advisor {
@@ -22,6 +23,7 @@ struct Advice {
   std::string prediction_basis;
   std::vector<Finding> findings;   // most to least to gain
   std::vector<std::string> notes;  // what limits the advice (no iterations, no phases, data-quality warnings)
+  PlotData plots;                  // for the HTML report
 };
 
 Advice advise(const Context& context);

@@ -27,7 +27,7 @@ void writeFinding(JsonWriter& json, const Finding& f) {
   for (const Evidence& e : f.evidence) writeEvidence(json, e);
   json.endArray().field("why", f.why);
   const Gain& g = f.gain;
-  json.key("gain").beginObject().field("time_ns", g.time_ns).field("share_of_step", g.share_of_step);
+  json.key("estimated_gain").beginObject().field("time_ns", g.time_ns).field("share_of_step", g.share_of_step);
   json.field("memory_bytes", g.memory_bytes).field("share_of_peak", g.share_of_peak);
   json.field("extra_time_ns", g.extra_time_ns).field("basis", g.basis).endObject();
   json.key("fix").beginObject().field("summary", f.fix.summary).field("snippet", f.fix.snippet);

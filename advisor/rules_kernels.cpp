@@ -40,8 +40,8 @@ constexpr Rule kRules[] = {
                "per step.",
      .check = fusableChains},
     {.id = "fp32_gemm",
-     .title = "GEMMs in fp32, off the tensor cores",
-     .fires_when = "fp32 GEMMs take 5 % of the step or more",
+     .title = "GEMMs and convolutions in fp32, off the tensor cores",
+     .fires_when = "fp32 GEMMs and convolutions take 5 % of the step or more",
      .why = "Tensor cores run bf16 and TF32 GEMMs many times faster than the CUDA cores run fp32 ones.",
      .snippets = {"with torch.autocast(\"cuda\", dtype=torch.bfloat16):\n    loss = model(x, y)\n"
                   "# or, keeping fp32 storage: torch.backends.cuda.matmul.allow_tf32 = True",
@@ -195,24 +195,29 @@ KernelSet kernelsInSteps(const Context& c, Pred pred) {
 constexpr double kBf16OverFp32 = 8.0;
 constexpr double kTf32OverFp32 = 4.0;
 
+// GEMMs and convolutions in full fp32: FFMA/SIMT kernels, off the tensor cores.
+bool onCudaCores(const analysis::KernelKind& kind) {
+  return (kind.cls == KernelClass::kGemm || kind.cls == KernelClass::kConvolution) &&
+         kind.precision == Precision::kFp32;
+}
+
 std::optional<Finding> fp32Gemm(const Context& c) {
-  const KernelSet s = kernelsInSteps(c, [](const auto& kind, const auto&) {
-    return kind.cls == KernelClass::kGemm && kind.precision == Precision::kFp32;
-  });
+  const KernelSet s = kernelsInSteps(c, [](const auto& kind, const auto&) { return onCudaCores(kind); });
   const int64_t time = c.perStep(s.time_ns);
   if (s.count == 0 || c.shareOfStep(time) < 0.05) return std::nullopt;
   const bool autocast = c.framework == Framework::kPyTorch || c.framework == Framework::kJax;
   const double speedup = autocast ? kBf16OverFp32 : kTf32OverFp32;
   const int64_t saved = static_cast<int64_t>(static_cast<double>(time) * (1.0 - 1.0 / speedup));
   Finding f = startFinding(c, kRules[1]);
-  f.title = "fp32 GEMMs take " + formatDuration(time) + " " + perStepWords(c) + ", off the tensor cores";
+  f.title =
+      "fp32 GEMMs and convolutions take " + formatDuration(time) + " " + perStepWords(c) + ", off the tensor cores";
   f.summary = "Matrix multiplies run in full fp32 on the CUDA cores (FFMA/SIMT kernels), not on the tensor cores.";
-  f.evidence.push_back({perStepCount(c, s.count) + " fp32 GEMMs " + perStepWords(c) + ", " + formatDuration(time) +
-                            " (" + formatShare(c.shareOfStep(time)) + " of the step)",
+  f.evidence.push_back({perStepCount(c, s.count) + " fp32 GEMMs and convolutions " + perStepWords(c) + ", " +
+                            formatDuration(time) + " (" + formatShare(c.shareOfStep(time)) + " of the step)",
                         {s.firstRef(c, "first fp32 GEMM")}});
   f.evidence.push_back({"among them " + join(s.names), {}});
   f.gain = timeGain(c, saved,
-                    "the fp32 GEMMs' time divided by " + formatFixed(speedup, 0) + " (" + (autocast ? "bf16" : "TF32") +
+                    "their time divided by " + formatFixed(speedup, 0) + " (" + (autocast ? "bf16" : "TF32") +
                         "): on an H100, 4096-8192-wide GEMMs ran 8.9-14.4× faster in bf16 and 4.3-5.8× in TF32 "
                         "(docs/benchmarks.md); other kernels unchanged");
   f.fix.summary = autocast ? "Run the forward pass under bf16 autocast (or at least allow TF32)."

@@ -21,6 +21,7 @@ std::optional<Finding> hostSync(const Context& c);
 std::optional<Finding> inputPipeline(const Context& c);
 std::optional<Finding> pageableCopies(const Context& c);
 std::optional<Finding> serialCopies(const Context& c);
+std::optional<Finding> exposedCommunication(const Context& c);
 
 constexpr Rule kRules[] = {
     {.id = "launch_bound",
@@ -95,6 +96,22 @@ constexpr Rule kRules[] = {
                   "cudaEventRecord(copied, copy_stream); cudaStreamWaitEvent(compute_stream, copied);"},
      .verify = "Record again: `gpuscope stats --report timeline` shows most copy time overlapped by kernels.",
      .check = serialCopies},
+    {.id = "exposed_communication",
+     .title = "Collective communication does not overlap compute",
+     .fires_when = "communication kernels (NCCL) run with no compute beside them for 5 % of the step or more",
+     .why = "While a collective runs alone the SMs wait for the network or NVLink: data-parallel training "
+            "hides gradient all-reduces behind the backward pass of the layers still to go.",
+     .fix = "Start each collective as soon as its data is ready, so that it runs under the remaining compute.",
+     .snippets =
+         {"model = DDP(model, bucket_cap_mb=25, gradient_as_bucket_view=True)  # smaller buckets start sooner\n"
+          "# FSDP: FullyShardedDataParallel(model, forward_prefetch=True, "
+          "backward_prefetch=BackwardPrefetch.BACKWARD_PRE)",
+          "# shard with jax.jit and let XLA schedule collectives: --xla_gpu_enable_latency_hiding_scheduler=true", "",
+          "// issue ncclAllReduce on a communication stream per bucket, as soon as its gradients are done, and "
+          "wait on an event only where the result is needed"},
+     .verify = "Record again: `gpuscope stats --report kernel_classes` shows the same communication time, and the "
+               "step is shorter by the time it used to run alone.",
+     .check = exposedCommunication},
 };
 
 // Share of the step's kernels that were launched from CUDA graphs.
@@ -287,6 +304,43 @@ std::optional<Finding> serialCopies(const Context& c) {
                     "the shorter of the copies' time alone and the kernels' time alone: at best one hides behind "
                     "the other (assumes the next chunk's copy does not depend on this chunk's kernels, as in a "
                     "pipelined loop)");
+  setSeverity(f);
+  return f;
+}
+
+// The step device's communication kernels and its other kernels inside the steps, as disjoint intervals.
+void communicationAndCompute(const Context& c, std::vector<Interval>& comm, std::vector<Interval>& compute) {
+  const auto& k = c.trace.kernels;
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (!c.inSteps(i)) continue;
+    const bool is_comm = c.kindOf(i).cls == analysis::KernelClass::kCommunication;
+    (is_comm ? comm : compute).push_back({k.start_ns[i], k.end_ns[i]});
+  }
+  comm = analysis::mergeIntervals(std::move(comm));
+  compute = analysis::mergeIntervals(std::move(compute));
+}
+
+std::optional<Finding> exposedCommunication(const Context& c) {
+  std::vector<Interval> comm, compute;
+  communicationAndCompute(c, comm, compute);
+  if (comm.empty()) return std::nullopt;
+  const int64_t overlap = analysis::overlapLength(comm, compute);
+  const int64_t total = c.perStep(analysis::totalLength(comm));
+  const int64_t exposed = c.perStep(analysis::totalLength(comm) - overlap);
+  const int64_t compute_alone = c.perStep(analysis::totalLength(compute) - overlap);
+  if (c.shareOfStep(exposed) < 0.05) return std::nullopt;
+  Finding f = startFinding(c, kRules[5]);
+  f.title = "Communication runs alone for " + formatDuration(exposed) + " " + perStepWords(c);
+  f.summary = "Collective kernels run while no compute kernel does: the step waits for them.";
+  f.evidence.push_back({"communication kernels " + formatDuration(total) + " " + perStepWords(c) + ", " +
+                            formatDuration(exposed) + " of it with no compute beside it (" +
+                            formatShare(c.shareOfStep(exposed)) + " of the step)",
+                        {{"time_range", "first exposed collective", comm.front().start, comm.front().end}}});
+  f.evidence.push_back(
+      {"compute with no communication beside it: " + formatDuration(compute_alone) + " " + perStepWords(c), {}});
+  f.gain = timeGain(c, std::min(exposed, compute_alone),
+                    "the shorter of the communication's time alone and the compute's time alone: at best one hides "
+                    "behind the other (collectives on their own stream, started when their data is ready)");
   setSeverity(f);
   return f;
 }

@@ -69,8 +69,14 @@ std::string shortKernelName(std::string_view full_name, size_t max_length) {
     const std::string_view inner = innerName(name.substr(open));
     out = std::string(outer) + (inner.empty() || inner == outer ? "" : "<" + std::string(inner) + ">");
   }
-  if (out.size() > max_length) out = out.substr(0, max_length - 1) + "…";
-  return out;
+  return ellipsize(out, max_length);
+}
+
+std::string ellipsize(std::string_view text, size_t max_length) {
+  if (text.size() <= max_length) return std::string(text);
+  size_t cut = max_length > 0 ? max_length - 1 : 0;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // a UTF-8 continuation byte
+  return std::string(text.substr(0, cut)) + "…";
 }
 
 }  // namespace gpuscope::analysis

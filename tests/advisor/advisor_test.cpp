@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <set>
 
 #include "advisor/advice.h"
@@ -11,6 +13,7 @@
 #include "advisor/rule.h"
 #include "analyzer/trace_data.h"
 #include "tests/support/sample_trace.h"
+#include "tests/support/trace_builder.h"
 
 namespace gpuscope::advisor {
 namespace {
@@ -202,6 +205,71 @@ TEST(Advisor, ReportsCarryEveryFinding) {
   EXPECT_NE(html.find("<svg"), std::string::npos);
 }
 
+// Renders an HTML file to a PNG with headless Chromium (scripts/install-deps installs it); "" when it worked.
+std::string screenshot(const std::string& html, const std::string& png) {
+  const std::string command =
+      "chromium --headless --no-sandbox --disable-gpu --hide-scrollbars "
+      "--disable-background-networking --window-size=1100,3000 --screenshot='" +
+      png + "' 'file://" + html + "' >/dev/null 2>&1";
+  if (std::system(command.c_str()) != 0) return "chromium failed (is it installed? scripts/install-deps)";
+  return std::filesystem::exists(png) ? "" : "no screenshot written";
+}
+
+TEST(Advisor, HtmlRendersOfflineInHeadlessChromium) {
+  TempDir dir;
+  const Advice a = adviceOn("advisor_memory_activations.gpuscope");
+  const std::string html = renderHtml(a);
+  // Self-contained: nothing to fetch, nothing to run. The only URL is the SVG namespace.
+  for (const char* reference : {"src=", "href=", "url(", "@import", "<script", "<link"}) {
+    EXPECT_EQ(html.find(reference), std::string::npos) << reference;
+  }
+  std::string without_namespace = html;
+  for (size_t at; (at = without_namespace.find("http://www.w3.org/2000/svg")) != std::string::npos;) {
+    without_namespace.erase(at, 26);
+  }
+  EXPECT_EQ(without_namespace.find("http"), std::string::npos);
+  // Each plot is there: step time, memory by category (this trace has its phases), top kernels.
+  for (const char* plot : {"where a step's time goes", "device memory over time", "top kernels"}) {
+    EXPECT_NE(html.find(plot), std::string::npos) << plot;
+  }
+  testing::writeFile(dir.path("advice.html"), html);
+  testing::writeFile(dir.path("blank.html"), "<!DOCTYPE html><html><body></body></html>");
+  ASSERT_EQ(screenshot(dir.path("advice.html"), dir.path("advice.png")), "");
+  ASSERT_EQ(screenshot(dir.path("blank.html"), dir.path("blank.png")), "");
+  // A page of text and plots compresses far worse than an empty one of the same size.
+  const auto drawn = std::filesystem::file_size(dir.path("advice.png"));
+  const auto blank = std::filesystem::file_size(dir.path("blank.png"));
+  EXPECT_EQ(testing::readFile(dir.path("advice.png")).substr(1, 3), "PNG");
+  EXPECT_GT(drawn, 10 * blank) << drawn << " bytes against " << blank << " for a blank page";
+}
+
+// Until a real multi-rank trace exists (issue #9), a built one: NCCL kernels after the compute of each step,
+// or on their own stream under it.
+Advice adviceOnBuiltSteps(bool overlapped) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("ranks.gpuscope"));
+  for (int step = 0; step < 6; ++step) {
+    const int64_t t = step * 1'000'000;
+    b.nvtx("step", t, t + 900'000);
+    b.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", t + 10'000, t + 510'000);
+    const int64_t comm = overlapped ? t + 200'000 : t + 520'000;
+    b.kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", comm, comm + 300'000,
+             overlapped ? 9 : 7);
+  }
+  EXPECT_TRUE(b.finish());
+  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("ranks.gpuscope"));
+  EXPECT_TRUE(trace);
+  return trace ? advise(buildContext(*trace)) : Advice{};
+}
+
+TEST(Advisor, ExposedCommunicationOnBuiltTraces) {
+  const Advice serial = adviceOnBuiltSteps(false);
+  const Finding* f = find(serial, "exposed_communication");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->gain.time_ns, 300'000);  // 300 µs of all-reduce alone per step, under 500 µs of GEMM
+  EXPECT_FALSE(find(adviceOnBuiltSteps(true), "exposed_communication"));
+}
+
 TEST(Advisor, TraceWithoutGpuWorkSaysSo) {
   TempDir dir;
   ASSERT_TRUE(testing::writeEmptyTrace(dir.path("e.gpuscope")));
@@ -220,7 +288,7 @@ TEST(Advisor, RulesHaveUniqueIdsAndThresholds) {
     EXPECT_TRUE(ids.insert(r.id).second) << r.id;
     EXPECT_FALSE(r.fires_when.empty()) << r.id;
   }
-  EXPECT_EQ(ids.size(), 14u);
+  EXPECT_EQ(ids.size(), 15u);
 }
 
 }  // namespace

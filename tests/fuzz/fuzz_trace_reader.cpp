@@ -1,14 +1,17 @@
-// libFuzzer target: arbitrary bytes as a trace file through the reader, the Chrome exporter and every
-// analysis of `gpuscope stats` and `gpuscope diff`. Whatever the bytes, the result is an error Status or
-// an answer, never a crash, a hang or undefined behaviour.
+// libFuzzer target: arbitrary bytes as a trace file through the reader, the Chrome exporter, every
+// analysis of `gpuscope stats` and `gpuscope diff`, and the advisor with all its reports. Whatever the bytes, the
+// result is an error Status or an answer, never a crash, a hang or undefined behaviour.
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <string>
 
+#include "advisor/advice.h"
+#include "advisor/report.h"
 #include "analyzer/fusion_chains.h"
 #include "analyzer/memory_model.h"
+#include "analyzer/memory_pools.h"
 #include "analyzer/stats.h"
 #include "analyzer/timeline_analysis.h"
 #include "analyzer/trace_diff.h"
@@ -28,6 +31,13 @@ void analyse(const std::string& path) {
   (void)fitMemoryModel(memory, categories, iterations);
   (void)findFusableChains(*trace, iterations);
   (void)diffTraces(*trace, *trace);
+  (void)analyzePools(*trace);
+  const gpuscope::advisor::Advice advice = gpuscope::advisor::advise(gpuscope::advisor::buildContext(*trace));
+  (void)gpuscope::advisor::renderText(advice, 80, true);
+  (void)gpuscope::advisor::renderMarkdown(advice);
+  (void)gpuscope::advisor::renderHtml(advice);
+  (void)gpuscope::advisor::renderJson(advice);
+  (void)gpuscope::plan::toJson(gpuscope::advisor::makePlan(advice));
 }
 
 }  // namespace
