@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analyzer/duration_stats.h"
+#include "analyzer/kernel_names.h"
 
 namespace gpuscope::advisor {
 
@@ -56,7 +57,8 @@ std::string iterationsBasis(const Iterations& it, int64_t steady) {
   std::string basis = "median start-to-start time of " + std::to_string(steady) + " steady iterations (";
   switch (it.source) {
     case analysis::IterationSource::kNvtx: return basis + "NVTX range '" + it.marker + "')";
-    case analysis::IterationSource::kKernelPattern: return basis + "each opened by kernel " + it.marker + ")";
+    case analysis::IterationSource::kKernelPattern:
+      return basis + "each opened by kernel " + analysis::shortKernelName(it.marker) + ")";
     default: return basis + "each ended by a host synchronisation)";
   }
 }

@@ -47,7 +47,8 @@ std::string perStepWords(const Context& context) { return context.step.from_iter
 std::string perStepCount(const Context& context, int64_t total) {
   const int64_t n = context.step.count;
   if (n <= 1 || total % n == 0 || total / n >= 10) return analysis::formatCount(context.perStep(total));
-  return analysis::formatFixed(static_cast<double>(total) / static_cast<double>(n), 1);
+  const std::string text = analysis::formatFixed(static_cast<double>(total) / static_cast<double>(n), 1);
+  return text.ends_with(".0") ? text.substr(0, text.size() - 2) : text;
 }
 
 void setSnippet(Fix& fix, const Context& context, const Snippets& snippets) {

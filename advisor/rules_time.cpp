@@ -196,7 +196,8 @@ std::optional<Finding> hostSync(const Context& c) {
   f.evidence.push_back({"GPU idle after host synchronisations: " + formatDuration(idle) + " " + perStepWords(c) + " (" +
                             formatShare(c.shareOfStep(idle)) + ")",
                         {stepRef(c)}});
-  f.evidence.push_back({perStepCount(c, syncsInSteps(c)) + " synchronisations " + perStepWords(c), {}});
+  const std::string syncs = perStepCount(c, syncsInSteps(c));
+  f.evidence.push_back({syncs + (syncs == "1" ? " synchronisation " : " synchronisations ") + perStepWords(c), {}});
   f.gain = timeGain(c, idle, "the idle time measured after each synchronisation inside the steady steps");
   setSeverity(f);
   return f;

@@ -145,12 +145,18 @@ Iterations fromBoundaries(const TraceData& t, const std::vector<int64_t>& launch
   if (it.list.front().kernels * 2 < summarize(kernel_counts).median) it.list.erase(it.list.begin());
   std::vector<double> counts;
   for (size_t i = 1; i < it.list.size(); ++i) counts.push_back(static_cast<double>(it.list[i].kernels));
-  // The last stretch may be cut short by the end of recording.
-  if (counts.size() > 2 && counts.back() < 0.9 * counts[counts.size() - 2]) {
-    counts.pop_back();
-    it.list.pop_back();
+  // The last stretch has no boundary of its own: it may be cut short by the end of recording, or run on
+  // into whatever the program does after its loop (an evaluation, clean-up).
+  if (counts.size() > 2) {
+    const double before = counts[counts.size() - 2];
+    if (std::abs(counts.back() - before) > kRegularity * before) {
+      counts.pop_back();
+      it.list.pop_back();
+    }
   }
   if (variation(counts) > kRegularity) return {};
+  // A run of one kernel repeated is not a loop of steps: an iteration holds more than one kernel.
+  if (summarize(kernel_counts).median < 2) return {};
   return it;
 }
 

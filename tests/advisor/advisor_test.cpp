@@ -111,10 +111,26 @@ TEST(Advisor, SamplesShowTheirKnownProblems) {
   EXPECT_TRUE(adviceOn("multi_stream.gpuscope").findings.empty());              // serial_copies' work, overlapped
 }
 
+TEST(Advisor, ProgramsWrittenElsewhere) {
+  // tests/bench/programs: written as their frameworks' docs show, not against gpuscope.
+  const Advice jax = adviceOn("program_jax_mlp.gpuscope");
+  EXPECT_EQ(jax.framework, "JAX");
+  EXPECT_TRUE(jax.per_step);                  // steps found without NVTX, past XLA's autotuning
+  EXPECT_FALSE(find(jax, "fusable_chains"));  // XLA already fused what it could
+  const Advice cupy = adviceOn("program_cupy_stencil.gpuscope");
+  EXPECT_EQ(cupy.framework, "CuPy");
+  const Finding* chains = find(cupy, "fusable_chains");
+  ASSERT_TRUE(chains);
+  EXPECT_NE(chains->fix.snippet.find("cupy.fuse"), std::string::npos);
+  EXPECT_TRUE(find(cupy, "host_sync"));  // float() of the residual every step
+}
+
 TEST(Advisor, EveryFindingIsComplete) {
-  for (const char* fixture : {"advisor_naive.gpuscope", "advisor_memory_activations.gpuscope",
-                              "advisor_memory_optimizer.gpuscope", "pageable_sync.gpuscope", "memory_leak.gpuscope",
-                              "pytorch_gpt2_step.gpuscope", "jax_kernels.gpuscope", "cupy_kernels.gpuscope"}) {
+  for (const char* fixture :
+       {"advisor_naive.gpuscope", "advisor_memory_activations.gpuscope", "advisor_memory_optimizer.gpuscope",
+        "pageable_sync.gpuscope", "memory_leak.gpuscope", "pytorch_gpt2_step.gpuscope", "jax_kernels.gpuscope",
+        "cupy_kernels.gpuscope", "program_jax_mlp.gpuscope", "program_cupy_stencil.gpuscope", "serial_copies.gpuscope",
+        "memory_pool.gpuscope"}) {
     SCOPED_TRACE(fixture);
     const Advice a = adviceOn(fixture);
     for (size_t i = 0; i < a.findings.size(); ++i) {

@@ -63,6 +63,16 @@ TEST(Iterations, HostSynchronisationsEndSteps) {
   for (const Iteration& i : it.list) EXPECT_EQ(i.kernels, 2000);
 }
 
+TEST(Iterations, JaxLoopWithoutAnnotationsAmidAutotuning) {
+  // 50 jitted updates after thousands of autotuning kernels, then an op-by-op loss after the loop: the
+  // kernel that opens each update marks the steps, and the stretch after the last one is not a step.
+  const Iterations it = iterationsOf(testing::fixturePath("program_jax_mlp.gpuscope"));
+  EXPECT_EQ(it.source, IterationSource::kKernelPattern);
+  EXPECT_GE(it.list.size(), 45u);
+  EXPECT_LE(it.list.size(), 50u);
+  for (const Iteration& i : it.list) EXPECT_EQ(i.kernels, it.list[it.list.size() / 2].kernels);
+}
+
 TEST(Iterations, NoneInProgramsWithoutALoop) {
   for (const char* name : {"torch_kernels.gpuscope", "cupy_kernels.gpuscope", "launch_bound.gpuscope"}) {
     EXPECT_EQ(iterationsOf(testing::fixturePath(name)).source, IterationSource::kNotFound) << name;
