@@ -23,6 +23,7 @@ struct TraceRef {
   std::string kind;  // "time_range", "kernel", "nvtx_range", "allocation", "api_call"
   std::string name;  // kernel or range name, call name; "" for a bare time range
   int64_t start_ns = 0, end_ns = 0;
+  int64_t correlation_id = 0;  // a kernel's or call's CUPTI correlation id (0: none), to find it in a Chrome export
 };
 
 struct Evidence {

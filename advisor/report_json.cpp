@@ -16,7 +16,7 @@ void writeEvidence(JsonWriter& json, const Evidence& e) {
   json.beginObject().field("text", e.text).key("refs").beginArray();
   for (const TraceRef& r : e.refs) {
     json.beginObject().field("kind", r.kind).field("name", r.name);
-    json.field("start_ns", r.start_ns).field("end_ns", r.end_ns).endObject();
+    json.field("start_ns", r.start_ns).field("end_ns", r.end_ns).field("correlation_id", r.correlation_id).endObject();
   }
   json.endArray().endObject();
 }

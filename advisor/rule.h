@@ -24,6 +24,7 @@ struct Snippets {
 struct Rule {
   std::string_view id;          // stable: findings, JSON and plan.json carry it
   std::string_view title;       // what it looks for
+  std::string_view reads;       // the analysis it reads
   std::string_view fires_when;  // its threshold, in words
   std::string_view why;         // why it costs
   std::string_view fix;         // the change, in one sentence

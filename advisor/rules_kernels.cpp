@@ -28,6 +28,7 @@ std::optional<Finding> unfusedOptimizer(const Context& c);
 constexpr Rule kRules[] = {
     {.id = "fusable_chains",
      .title = "Kernel chains that one fused kernel could replace",
+     .reads = "fusable chains of the steady iterations (analyzer/fusion_chains)",
      .fires_when = "fusing the recurring chains would save 3 % of the step or more",
      .why = "Each kernel of a chain writes its result to device memory and the next reads it back; one fused kernel "
             "keeps it in registers and launches once.",
@@ -41,6 +42,7 @@ constexpr Rule kRules[] = {
      .check = fusableChains},
     {.id = "fp32_gemm",
      .title = "GEMMs and convolutions in fp32, off the tensor cores",
+     .reads = "kernel classes and precisions of the kernels inside the steady steps",
      .fires_when = "fp32 GEMMs and convolutions take 5 % of the step or more",
      .why = "Tensor cores run bf16 and TF32 GEMMs many times faster than the CUDA cores run fp32 ones.",
      .snippets = {"with torch.autocast(\"cuda\", dtype=torch.bfloat16):\n    loss = model(x, y)\n"
@@ -52,6 +54,7 @@ constexpr Rule kRules[] = {
      .check = fp32Gemm},
     {.id = "gemm_alignment",
      .title = "GEMMs on dimensions that are not a multiple of 8",
+     .reads = "kernel names (alignment variant) and precisions of the GEMMs inside the steady steps",
      .fires_when = "tensor-core GEMMs with alignment 1 or 2 take 2 % of the step or more",
      .why = "Tensor-core kernels load 16-byte vectors; a row length that is not a multiple of 8 bf16 values forces the "
             "slow kernels that load one element at a time.",
@@ -64,6 +67,7 @@ constexpr Rule kRules[] = {
      .check = gemmAlignment},
     {.id = "unfused_attention",
      .title = "Attention written out as GEMM, softmax, GEMM",
+     .reads = "each stream's kernel sequence inside the steady steps: GEMM, softmax, GEMM",
      .fires_when = "the written-out attention's softmax and masking kernels take 1 % of the step or more",
      .why = "Fused attention computes softmax(QKᵀ)V tile by tile on chip: the sequence-squared score matrix is never "
             "written to memory, and the kernels in between go.",
@@ -77,6 +81,7 @@ constexpr Rule kRules[] = {
      .check = unfusedAttention},
     {.id = "unfused_optimizer",
      .title = "The optimizer launches kernels per parameter",
+     .reads = "kernels launched inside the optimizer NVTX ranges of the steady steps",
      .fires_when = "64 or more kernels per optimizer step, under half of them multi-tensor kernels",
      .why = "Small per-tensor kernels are bound by launches and memory round trips; multi-tensor (foreach) and fused "
             "optimizers update many tensors per kernel.",
@@ -149,9 +154,10 @@ std::optional<Finding> fusableChains(const Context& c) {
   for (size_t i = 0; i < kept.size() && i < 5; ++i) {
     const auto& p = *kept[i];
     const size_t first = p.first_occurrence.front(), last = p.first_occurrence.back();
-    f.evidence.push_back({perStepCount(c, p.occurrences) + "× " + perStepWords(c) + ": " + chainText(p) +
-                              "; fusing saves " + formatDuration(c.perStep(p.saving_ns)),
-                          {{"kernel", "first occurrence", k.start_ns[first], k.end_ns[last]}}});
+    f.evidence.push_back(
+        {perStepCount(c, p.occurrences) + "× " + perStepWords(c) + ": " + chainText(p) + "; fusing saves " +
+             formatDuration(c.perStep(p.saving_ns)),
+         {{"kernel", "first occurrence", k.start_ns[first], k.end_ns[last], k.correlation_id[first]}}});
     f.fix.plan.push_back(
         {"fusion-" + std::to_string(i + 1),
          "fusion",
@@ -179,7 +185,8 @@ struct KernelSet {
     }
   }
   TraceRef firstRef(const Context& c, std::string_view what) const {
-    return {"kernel", std::string(what), c.trace.kernels.start_ns[first], c.trace.kernels.end_ns[first]};
+    const auto& k = c.trace.kernels;
+    return {"kernel", std::string(what), k.start_ns[first], k.end_ns[first], k.correlation_id[first]};
   }
 };
 

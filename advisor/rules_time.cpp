@@ -26,6 +26,7 @@ std::optional<Finding> exposedCommunication(const Context& c);
 constexpr Rule kRules[] = {
     {.id = "launch_bound",
      .title = "The GPU waits for kernel launches",
+     .reads = "timeline: idle gaps of the steady steps and their causes; launch-call and kernel durations",
      .fires_when = "the GPU idles waiting for the host to launch work for 10 % of the step or more",
      .why = "Each launch costs the host microseconds; kernels that run shorter than that finish before the next one "
             "arrives, and the GPU waits for the host in between.",
@@ -40,6 +41,7 @@ constexpr Rule kRules[] = {
      .check = launchBound},
     {.id = "host_sync",
      .title = "The host stops the GPU to synchronise mid-step",
+     .reads = "timeline: idle after host synchronisations inside the steady steps; synchronisation records",
      .fires_when = "the GPU idles after host synchronisations for 3 % of the step or more",
      .why = "A synchronisation empties the GPU's queue: until the host launches again the GPU has nothing to do.",
      .fix = "Keep results on the GPU and read them back rarely: no .item(), .cpu() or print of a tensor in the step; "
@@ -54,6 +56,7 @@ constexpr Rule kRules[] = {
      .check = hostSync},
     {.id = "input_pipeline",
      .title = "The GPU waits for the next batch between steps",
+     .reads = "iterations: GPU activity and CUDA calls between one steady step and the next",
      .fires_when = "the GPU idles between steps for 10 % of the iteration or more",
      .why = "Preparing a batch on the training loop's own thread serialises it with the GPU's work: neither runs while "
             "the other does.",
@@ -69,6 +72,7 @@ constexpr Rule kRules[] = {
      .check = inputPipeline},
     {.id = "pageable_copies",
      .title = "Copies from pageable host memory",
+     .reads = "copies inside the steady steps and their host memory kind",
      .fires_when = "copies to or from pageable host memory take 2 % of the step or more",
      .why = "The driver copies pageable memory through a pinned staging buffer in chunks, synchronously: the copy is "
             "slower and cannot overlap the host's or the GPU's other work.",
@@ -82,6 +86,7 @@ constexpr Rule kRules[] = {
      .check = pageableCopies},
     {.id = "serial_copies",
      .title = "Copies do not overlap compute",
+     .reads = "timeline: copy time and its overlap with kernels inside the steady steps",
      .fires_when = "copies take 10 % of the step or more, under a quarter of their time overlapped by kernels, "
                    "and overlapping them would save 3 % or more",
      .why = "A copy queued on the same stream as the kernels waits for them, and they for it: the copy engines and "
@@ -98,6 +103,7 @@ constexpr Rule kRules[] = {
      .check = serialCopies},
     {.id = "exposed_communication",
      .title = "Collective communication does not overlap compute",
+     .reads = "communication-class kernels against the other kernels inside the steady steps",
      .fires_when = "communication kernels (NCCL) run with no compute beside them for 5 % of the step or more",
      .why = "While a collective runs alone the SMs wait for the network or NVLink: data-parallel training "
             "hides gradient all-reduces behind the backward pass of the layers still to go.",

@@ -8,6 +8,7 @@
 
 #include "advisor/advice.h"
 #include "advisor/report.h"
+#include "advisor/rule.h"
 #include "analyzer/trace_data.h"
 #include "cli/command.h"
 #include "formats/atomic_file.h"
@@ -24,6 +25,7 @@ constexpr OptionSpec kOptions[] = {
     {"plan", 0, "FILE", "also write the fixes as plan.json, for `gpuscope apply` and the PyTorch bridge"},
     {"force", 'f', "", "overwrite the output and plan files if they exist"},
     {"fail-on", 0, "SEVERITY", "exit 3 if a finding of this severity or worse exists (info|low|medium|high)"},
+    {"rules", 0, "", "list the rules: what each looks for, reads and fires on; then exit"},
 };
 
 // Exit status when --fail-on finds a finding at or above its severity: distinct from errors (1) and usage (2).
@@ -47,7 +49,17 @@ std::string render(const advisor::Advice& advice, ReportFormat format, bool to_t
   return advisor::renderText(advice, to_terminal ? terminalWidth() : 100, colour);
 }
 
+int listRules() {
+  for (const advisor::Rule& r : advisor::allRules()) {
+    std::printf("%.*s\n  %.*s\n  reads: %.*s\n  fires when %.*s\n", static_cast<int>(r.id.size()), r.id.data(),
+                static_cast<int>(r.title.size()), r.title.data(), static_cast<int>(r.reads.size()), r.reads.data(),
+                static_cast<int>(r.fires_when.size()), r.fires_when.data());
+  }
+  return kExitOk;
+}
+
 int runAdvise(const ParsedArgs& args) {
+  if (args.has("rules")) return listRules();
   if (args.positional.size() != 1) {
     return reportError("advise", Status(ErrorKind::kUsage, "expected one trace file (see gpuscope advise --help)"));
   }
@@ -94,7 +106,7 @@ const Command& adviseCommand() {
   static const Command command{
       "advise",
       "find what makes the program slow or short of memory, with the fix",
-      "gpuscope advise TRACE [--format text|md|html|json] [-o FILE] [--plan FILE] [--fail-on SEVERITY]",
+      "gpuscope advise TRACE [--format text|md|html|json] [-o FILE] [--plan FILE] [--fail-on SEVERITY] | --rules",
       "Runs the advisor's rules over TRACE and reports each finding: what was seen (with numbers and places\n"
       "in the trace), why it costs, the estimated gain and what the estimate is based on, the fix in the\n"
       "program's own terms (PyTorch, JAX, CuPy or CUDA), and how to check it worked. Findings are ranked by\n"

@@ -302,7 +302,7 @@ TEST(Advisor, RulesHaveUniqueIdsAndThresholds) {
   std::set<std::string_view> ids;
   for (const Rule& r : allRules()) {
     EXPECT_TRUE(ids.insert(r.id).second) << r.id;
-    EXPECT_FALSE(r.fires_when.empty()) << r.id;
+    EXPECT_FALSE(r.fires_when.empty() || r.reads.empty() || r.why.empty() || r.verify.empty()) << r.id;
   }
   EXPECT_EQ(ids.size(), 15u);
 }

@@ -215,6 +215,10 @@ TEST(Cli, AdviseFailOnAndUsageErrors) {
   EXPECT_EQ(severity.status, 2);
   EXPECT_NE(severity.err.find("unknown severity 'urgent'"), std::string::npos);
   EXPECT_EQ(gpuscope({"advise"}).status, 2);
+  CliRun rules = gpuscope({"advise", "--rules"});
+  EXPECT_EQ(rules.status, 0);
+  EXPECT_NE(rules.out.find("launch_bound\n"), std::string::npos);
+  EXPECT_NE(rules.out.find("fires when"), std::string::npos);
 }
 
 TEST(Cli, InfoDescribesTheTrace) {
