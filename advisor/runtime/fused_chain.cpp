@@ -1,0 +1,125 @@
+#include "advisor/runtime/fused_chain.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "advisor/runtime/cuda_driver.h"
+#include "advisor/runtime/nvrtc_compiler.h"
+
+namespace gpuscope::runtime {
+
+namespace {
+
+constexpr int kThreads = 256;
+std::atomic<int64_t> compiled{0};
+
+struct CacheKey {
+  std::string expression;  // canonical
+  DType dtype;
+  CUcontext context;  // a module belongs to a context
+  bool operator<(const CacheKey& o) const {
+    return std::tie(expression, dtype, context) < std::tie(o.expression, o.dtype, o.context);
+  }
+};
+
+struct Compiled {
+  CUfunction vector, scalar;
+  int arch, sms;
+};
+
+std::mutex cache_mutex;
+std::map<CacheKey, Compiled>& cache() {
+  static std::map<CacheKey, Compiled> chains;
+  return chains;
+}
+
+Result<Compiled> compileFor(const CudaDriver& cu, const ParsedExpr& expr, DType dtype) {
+  CUdevice device;
+  GPUSCOPE_RETURN_IF_ERROR(cu.check(cu.ctxGetDevice(&device), "cuCtxGetDevice"));
+  int major = 0, minor = 0, sms = 0;
+  cu.deviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  cu.deviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  cu.deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+  const int arch = major * 10 + minor;
+  Result<std::string> cubin = compileCuda(fusedKernelSource(expr, dtype), "gpuscope_fused.cu", arch, CodeKind::kCubin);
+  if (!cubin) return cubin.status();
+  CUmodule module;
+  GPUSCOPE_RETURN_IF_ERROR(cu.check(cu.moduleLoadData(&module, cubin->data()), "cuModuleLoadData"));
+  Compiled c{nullptr, nullptr, arch, sms};
+  GPUSCOPE_RETURN_IF_ERROR(
+      cu.check(cu.moduleGetFunction(&c.vector, module, std::string(kVectorKernel).c_str()), "cuModuleGetFunction"));
+  GPUSCOPE_RETURN_IF_ERROR(
+      cu.check(cu.moduleGetFunction(&c.scalar, module, std::string(kScalarKernel).c_str()), "cuModuleGetFunction"));
+  ++compiled;
+  return c;
+}
+
+}  // namespace
+
+int64_t fusedChainsCompiled() { return compiled.load(); }
+
+Result<FusedChain> FusedChain::create(std::string_view expression, DType dtype) {
+  Result<ParsedExpr> expr = parseExpr(expression);
+  if (!expr) return expr.status();
+  Result<const CudaDriver*> cu = cudaDriver();
+  if (!cu) return cu.status();
+  GPUSCOPE_RETURN_IF_ERROR(ensureContext(**cu));
+  CUcontext context = nullptr;
+  (*cu)->ctxGetCurrent(&context);
+  const CacheKey key{expr->canonical, dtype, context};
+  std::lock_guard lock(cache_mutex);
+  auto it = cache().find(key);
+  if (it == cache().end()) {
+    Result<Compiled> c = compileFor(**cu, *expr, dtype);
+    if (!c) return c.status();
+    it = cache().emplace(key, *c).first;
+  }
+  FusedChain chain;
+  chain.vector_ = it->second.vector;
+  chain.scalar_ = it->second.scalar;
+  chain.inputs_ = expr->inputs.size();
+  chain.dtype_ = dtype;
+  chain.blocks_limit_ = it->second.sms * 8;
+  return chain;
+}
+
+Status FusedChain::launch(const std::vector<CUdeviceptr>& inputs, CUdeviceptr out, int64_t n, CUstream stream) const {
+  if (inputs.size() != inputs_) {
+    return Status(ErrorKind::kUsage,
+                  "the chain takes " + std::to_string(inputs_) + " inputs, not " + std::to_string(inputs.size()));
+  }
+  if (n <= 0) return Status::ok();
+  const CudaDriver& cu = *cudaDriver().value();
+  bool aligned = out % 16 == 0;
+  for (CUdeviceptr p : inputs) aligned = aligned && p % 16 == 0;
+  const int64_t width = vectorWidth(dtype_);
+  long long vectors = aligned ? n / width : 0;
+  long long begin = vectors * width, end = n;
+  std::vector<CUdeviceptr> pointers(inputs);
+  pointers.push_back(out);
+  std::vector<void*> args;
+  for (CUdeviceptr& p : pointers) args.push_back(&p);
+  auto blocks = [&](long long items) {
+    return static_cast<unsigned>(std::clamp<long long>((items + kThreads - 1) / kThreads, 1, blocks_limit_));
+  };
+  if (vectors > 0) {
+    args.push_back(&vectors);
+    GPUSCOPE_RETURN_IF_ERROR(
+        cu.check(cu.launchKernel(vector_, blocks(vectors), 1, 1, kThreads, 1, 1, 0, stream, args.data(), nullptr),
+                 "cuLaunchKernel"));
+    args.pop_back();
+  }
+  if (begin < end) {
+    args.push_back(&begin);
+    args.push_back(&end);
+    GPUSCOPE_RETURN_IF_ERROR(
+        cu.check(cu.launchKernel(scalar_, blocks(end - begin), 1, 1, kThreads, 1, 1, 0, stream, args.data(), nullptr),
+                 "cuLaunchKernel"));
+  }
+  return Status::ok();
+}
+
+}  // namespace gpuscope::runtime

@@ -1,0 +1,36 @@
+// A fused elementwise chain ready to launch: compiled once per (expression, type, GPU architecture) with
+// NVRTC and kept for the life of the process, launched with 16-byte vectors where the pointers allow.
+#pragma once
+
+#include <cuda.h>
+
+#include <string_view>
+#include <vector>
+
+#include "advisor/runtime/fused_kernel_source.h"
+#include "formats/status.h"
+
+namespace gpuscope::runtime {
+
+class FusedChain {
+ public:
+  // Compiles for the current context's device (making device 0's primary context current if there is
+  // none), or takes the chain from the cache.
+  static Result<FusedChain> create(std::string_view expression, DType dtype);
+
+  size_t inputCount() const { return inputs_; }
+  DType dtype() const { return dtype_; }
+  // out[i] = expression(inputs[0][i], inputs[1][i], ...) for i < n: device pointers, all of the chain's type.
+  Status launch(const std::vector<CUdeviceptr>& inputs, CUdeviceptr out, int64_t n, CUstream stream) const;
+
+ private:
+  CUfunction vector_ = nullptr, scalar_ = nullptr;
+  size_t inputs_ = 0;
+  DType dtype_ = DType::kF32;
+  int blocks_limit_ = 0;  // enough blocks to fill the device; grid-stride loops do the rest
+};
+
+// How many chains were compiled (not taken from the cache), for tests.
+int64_t fusedChainsCompiled();
+
+}  // namespace gpuscope::runtime

@@ -1,0 +1,27 @@
+// CUDA source for one fused elementwise chain: a module with two kernels, one that moves 16 bytes per load
+// and store (4 fp32 or 8 bf16/fp16 values) for aligned data, and a scalar one for the tail and for
+// unaligned pointers. All arithmetic is in fp32; bf16 and fp16 are converted on load and store without
+// CUDA's headers, so NVRTC needs no include path on the machine that runs it.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "advisor/runtime/elementwise_expr.h"
+
+namespace gpuscope::runtime {
+
+enum class DType { kF32, kBF16, kF16 };
+std::string_view toString(DType dtype);  // "fp32", "bf16", "fp16"
+bool parseDType(std::string_view text, DType& out);
+int elementBytes(DType dtype);
+int vectorWidth(DType dtype);  // elements per 16-byte vector
+
+inline constexpr std::string_view kVectorKernel = "gpuscope_fused_vec";
+// Arguments: inputs..., output, number of vectors.
+inline constexpr std::string_view kScalarKernel = "gpuscope_fused_scalar";
+// Arguments: inputs..., output, first element, number of elements.
+
+std::string fusedKernelSource(const ParsedExpr& expr, DType dtype);
+
+}  // namespace gpuscope::runtime

@@ -1,0 +1,76 @@
+// Bandwidth of the runtime's fused elementwise chains against the device's own copy bandwidth
+// (cuMemcpyDtoD of the same bytes), the measure of issue #6's "≥ 90 % of the copy bandwidth".
+// Usage: fused_chain_bench [ELEMENTS]   (default 2^26 per array). Prints one line per chain and type.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "advisor/runtime/cuda_driver.h"
+#include "advisor/runtime/fused_chain.h"
+
+using namespace gpuscope::runtime;
+
+namespace {
+
+// Median time of `runs` timed repetitions of fn, in ms.
+template <typename F>
+float medianMs(const CudaDriver& cu, F fn, int runs = 20) {
+  CUevent start, stop;
+  cu.eventCreate(&start, 0);
+  cu.eventCreate(&stop, 0);
+  for (int i = 0; i < 3; ++i) fn();  // warm up
+  std::vector<float> times;
+  for (int i = 0; i < runs; ++i) {
+    cu.eventRecord(start, nullptr);
+    fn();
+    cu.eventRecord(stop, nullptr);
+    cu.eventSynchronize(stop);
+    float ms = 0;
+    cu.eventElapsedTime(&ms, start, stop);
+    times.push_back(ms);
+  }
+  cu.eventDestroy(start);
+  cu.eventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int64_t n = argc > 1 ? std::atoll(argv[1]) : int64_t{1} << 26;
+  gpuscope::Result<const CudaDriver*> driver = cudaDriver();
+  if (!driver || !ensureContext(**driver)) {
+    std::fprintf(stderr, "fused_chain_bench: %s\n", driver ? "no context" : driver.status().message().c_str());
+    return 1;
+  }
+  const CudaDriver& cu = **driver;
+  std::vector<CUdeviceptr> buffers(4);
+  for (CUdeviceptr& b : buffers) {
+    cu.memAlloc(&b, static_cast<size_t>(n) * 4);
+    cu.memsetD8(b, 0, static_cast<size_t>(n) * 4);
+  }
+  const size_t copy_bytes = static_cast<size_t>(n) * 4;
+  const float copy_ms = medianMs(cu, [&] { cu.memcpyDtoDAsync(buffers[1], buffers[0], copy_bytes, nullptr); });
+  const double copy_gbps = 2.0 * static_cast<double>(copy_bytes) / (copy_ms * 1e6);
+  std::printf("copy: %lld bytes read and written in %.4f ms: %.1f GB/s\n", static_cast<long long>(copy_bytes), copy_ms,
+              copy_gbps);
+  for (const char* expression : {"x * w + b", "gelu(x)", "gelu(x * w + b) * sigmoid(w)"}) {
+    for (DType d : {DType::kF32, DType::kBF16, DType::kF16}) {
+      gpuscope::Result<FusedChain> chain = FusedChain::create(expression, d);
+      if (!chain) {
+        std::fprintf(stderr, "fused_chain_bench: %s\n", chain.status().message().c_str());
+        return 1;
+      }
+      std::vector<CUdeviceptr> inputs(buffers.begin(), buffers.begin() + static_cast<long>(chain->inputCount()));
+      const float ms = medianMs(cu, [&] { (void)chain->launch(inputs, buffers[3], n, nullptr); });
+      const double bytes = static_cast<double>(n) * elementBytes(d) * static_cast<double>(chain->inputCount() + 1);
+      const double gbps = bytes / (ms * 1e6);
+      std::printf("chain \"%s\" %s: %lld elements, %.4f ms, %.1f GB/s, %.1f %% of copy\n", expression,
+                  std::string(toString(d)).c_str(), static_cast<long long>(n), ms, gbps, 100.0 * gbps / copy_gbps);
+    }
+  }
+  for (CUdeviceptr b : buffers) cu.memFree(b);
+  return 0;
+}
