@@ -7,6 +7,7 @@
 #  coexistence   PyTorch NVTX, and a program that starts torch.profiler itself while gpuscope records it
 #  writer        the trace writer's rows per second on this machine's CPU
 #  fixtures      records the fixture traces of tests/fixtures/ into OUT_DIR/fixtures.tar.gz
+#  fused         the runtime's fused chains against torch.compile's (tests/bench/fused_chains.sh)
 #  advisor       records the advisor cases (samples/pytorch/advisor_cases.py), the memory_pool sample, and
 #                runs the GEMM padding and optimizer-step benchmarks; traces into OUT_DIR/advisor.tar.gz
 #                (ADVISOR_CASES: the cases to record, default all)
@@ -111,6 +112,11 @@ section_fixtures() {
   XLA_PYTHON_CLIENT_PREALLOCATE=false record_fixture jax_kernels python3 samples/kernel_zoo/jax_kernels.py
   ls -la "$work/fixtures" | tee -a "$results"
   tar -C "$work" -czf "$out/fixtures.tar.gz" fixtures
+}
+
+section_fused() {
+  echo "== fused chains"
+  timeout 300 bash tests/bench/fused_chains.sh "$carry" | tee -a "$results"
 }
 
 section_advisor() {  # the advisor's cases, recorded and run plain, and the GEMM padding benchmark
