@@ -1,5 +1,6 @@
 #include "advisor/runtime/elementwise_expr.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -178,6 +179,9 @@ float call(const std::string& f, float a, float b) {
   if (f == "abs") return std::fabs(a);
   if (f == "max") return std::fmax(a, b);
   if (f == "min") return std::fmin(a, b);
+  if (f == "erf") return std::erf(a);
+  if (f == "step") return a > 0.0f ? 1.0f : 0.0f;
+  if (f == "sign") return a > 0.0f ? 1.0f : a < 0.0f ? -1.0f : 0.0f;
   return 0.0f;
 }
 
@@ -196,6 +200,137 @@ float evaluate(const Expr& e, const float* values) {
       return call(e.name, evaluate(*e.args[0], values), e.args.size() > 1 ? evaluate(*e.args[1], values) : 0.0f);
   }
   return 0.0f;
+}
+
+namespace {
+
+using Node = std::unique_ptr<Expr>;
+
+Node constant(double v) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::kConstant;
+  e->value = v;
+  return e;
+}
+
+bool isConstant(const Node& e, double v) { return e->kind == Expr::Kind::kConstant && e->value == v; }
+
+Node clone(const Expr& e) {
+  auto c = std::make_unique<Expr>();
+  c->kind = e.kind, c->name = e.name, c->value = e.value, c->input = e.input;
+  for (const auto& a : e.args) c->args.push_back(clone(*a));
+  return c;
+}
+
+Node op(const char* name, Node a, Node b) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::kBinary;
+  e->name = name;
+  e->args.push_back(std::move(a));
+  e->args.push_back(std::move(b));
+  return e;
+}
+
+// Sums and products with 0 and 1 folded, so derivatives stay as short as the chain.
+Node add(Node a, Node b) {
+  if (isConstant(a, 0)) return b;
+  if (isConstant(b, 0)) return a;
+  return op("+", std::move(a), std::move(b));
+}
+Node sub(Node a, Node b) {
+  if (isConstant(b, 0)) return a;
+  return op("-", std::move(a), std::move(b));
+}
+Node mul(Node a, Node b) {
+  if (isConstant(a, 0) || isConstant(b, 0)) return constant(0);
+  if (isConstant(a, 1)) return b;
+  if (isConstant(b, 1)) return a;
+  return op("*", std::move(a), std::move(b));
+}
+Node fn(const char* name, Node a) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::kCall;
+  e->name = name;
+  e->args.push_back(std::move(a));
+  return e;
+}
+Node neg(Node a) {
+  if (isConstant(a, 0)) return a;
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::kUnary;
+  e->name = "-";
+  e->args.push_back(std::move(a));
+  return e;
+}
+
+// d f(a) / d a for a function of one argument, as an expression of a.
+Node outerDerivative(const std::string& f, const Expr& a) {
+  auto x = [&] { return clone(a); };
+  if (f == "exp") return fn("exp", x());
+  if (f == "log") return op("/", constant(1), x());
+  if (f == "sqrt") return op("/", constant(0.5), fn("sqrt", x()));
+  if (f == "rsqrt") return mul(constant(-0.5), op("/", fn("rsqrt", x()), x()));
+  if (f == "tanh") return sub(constant(1), mul(fn("tanh", x()), fn("tanh", x())));
+  if (f == "sigmoid") return mul(fn("sigmoid", x()), sub(constant(1), fn("sigmoid", x())));
+  if (f == "relu") return fn("step", x());
+  if (f == "gelu") {  // Φ(x) + x·φ(x)
+    return add(mul(constant(0.5), add(constant(1), fn("erf", mul(x(), constant(0.70710678118654752))))),
+               mul(mul(x(), constant(0.3989422804014327)), fn("exp", mul(constant(-0.5), mul(x(), x())))));
+  }
+  if (f == "gelu_tanh") {  // with t = tanh(u), u = c(x + k x³): 0.5(1 + t) + 0.5 x (1 - t²) c (1 + 3k x²)
+    const double c = 0.79788456080286536, k = 0.044715;
+    auto t = [&] { return fn("tanh", mul(constant(c), add(x(), mul(constant(k), mul(x(), mul(x(), x())))))); };
+    return add(mul(constant(0.5), add(constant(1), t())),
+               mul(mul(mul(constant(0.5 * c), x()), sub(constant(1), mul(t(), t()))),
+                   add(constant(1), mul(constant(3 * k), mul(x(), x())))));
+  }
+  if (f == "silu") {  // s (1 + x (1 - s))
+    return mul(fn("sigmoid", x()), add(constant(1), mul(x(), sub(constant(1), fn("sigmoid", x())))));
+  }
+  if (f == "abs") return fn("sign", x());
+  if (f == "erf") return mul(constant(1.1283791670955126), fn("exp", neg(mul(x(), x()))));
+  return constant(0);  // step, sign: flat almost everywhere
+}
+
+}  // namespace
+
+std::unique_ptr<Expr> derivative(const Expr& e, int input) {
+  switch (e.kind) {
+    case Expr::Kind::kInput: return constant(e.input == input ? 1 : 0);
+    case Expr::Kind::kConstant: return constant(0);
+    case Expr::Kind::kUnary: return neg(derivative(*e.args[0], input));
+    case Expr::Kind::kBinary: {
+      const Expr &a = *e.args[0], &b = *e.args[1];
+      Node da = derivative(a, input), db = derivative(b, input);
+      if (e.name == "+") return add(std::move(da), std::move(db));
+      if (e.name == "-") return sub(std::move(da), std::move(db));
+      if (e.name == "*") return add(mul(std::move(da), clone(b)), mul(clone(a), std::move(db)));
+      // (a / b)' = a' / b - a b' / b²
+      return sub(op("/", std::move(da), clone(b)), op("/", mul(clone(a), std::move(db)), mul(clone(b), clone(b))));
+    }
+    case Expr::Kind::kCall: {
+      if (e.name == "max" || e.name == "min") {  // the derivative of the argument that wins
+        const Expr &a = *e.args[0], &b = *e.args[1];
+        Node a_wins = fn("step", e.name == "max" ? sub(clone(a), clone(b)) : sub(clone(b), clone(a)));
+        Node b_wins = sub(constant(1), clone(*a_wins));
+        return add(mul(std::move(a_wins), derivative(a, input)), mul(std::move(b_wins), derivative(b, input)));
+      }
+      return mul(outerDerivative(e.name, *e.args[0]), derivative(*e.args[0], input));
+    }
+  }
+  return constant(0);
+}
+
+Result<Backward> backwardChains(std::string_view expression) {
+  Result<ParsedExpr> e = parseExpr(expression);
+  if (!e) return e.status();
+  Backward b{"dy", {}};
+  while (std::find(e->inputs.begin(), e->inputs.end(), b.grad_name) != e->inputs.end()) b.grad_name += "_";
+  for (size_t i = 0; i < e->inputs.size(); ++i) {
+    const Node d = derivative(*e->root, static_cast<int>(i));
+    b.chains.push_back({e->inputs[i], "(" + b.grad_name + "*" + canonical(*d) + ")"});
+  }
+  return b;
 }
 
 }  // namespace gpuscope::runtime

@@ -27,9 +27,13 @@ struct Function {
   std::string_view name;
   int arity;
 };
-inline constexpr Function kFunctions[] = {
-    {"exp", 1},  {"log", 1},       {"sqrt", 1}, {"rsqrt", 1}, {"tanh", 1}, {"sigmoid", 1}, {"relu", 1},
-    {"gelu", 1}, {"gelu_tanh", 1}, {"silu", 1}, {"abs", 1},   {"max", 2},  {"min", 2},
+inline constexpr Function
+    kFunctions[] =
+        {
+            {"exp", 1},  {"log", 1},  {"sqrt", 1},      {"rsqrt", 1}, {"tanh", 1}, {"sigmoid", 1},
+            {"relu", 1}, {"gelu", 1}, {"gelu_tanh", 1}, {"silu", 1},  {"abs", 1},  {"max", 2},
+            {"min", 2},  {"erf", 1},  {"step", 1},  // step(x): 1 where x > 0, else 0 (derivatives use it)
+            {"sign", 1},
 };
 
 struct ParsedExpr {
@@ -44,5 +48,21 @@ std::string canonical(const Expr& expr);
 // The expression on one element, in fp32 as the generated kernel computes it: the reference the runtime's
 // results are checked against. values[i] is input i.
 float evaluate(const Expr& expr, const float* values);
+
+// The derivative of expr with respect to input `input`, as an expression over the same inputs (0 and 1
+// folded away). The backward of a fused chain is grad_in_i = grad_out * derivative(expr, i), itself a chain.
+std::unique_ptr<Expr> derivative(const Expr& expr, int input);
+
+// The backward of a chain: for each input, the chain that computes its gradient from the output's gradient
+// (an input named `grad_name`, "dy" unless the chain uses that name) and the chain's inputs.
+struct GradientChain {
+  std::string input;       // whose gradient this is
+  std::string expression;  // e.g. "(dy*(w*step(((x*w)+b))))"
+};
+struct Backward {
+  std::string grad_name;
+  std::vector<GradientChain> chains;  // one per input, in the chain's input order
+};
+Result<Backward> backwardChains(std::string_view expression);
 
 }  // namespace gpuscope::runtime

@@ -65,10 +65,14 @@ constexpr std::string_view kMath =
     "__device__ __forceinline__ float f_gelu_tanh(float x) {\n"
     "  return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));\n"
     "}\n"
-    "__device__ __forceinline__ float f_silu(float x) { return x / (1.0f + expf(-x)); }\n";
+    "__device__ __forceinline__ float f_silu(float x) { return x / (1.0f + expf(-x)); }\n"
+    "__device__ __forceinline__ float f_step(float x) { return x > 0.0f ? 1.0f : 0.0f; }\n"
+    "__device__ __forceinline__ float f_sign(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }\n";
 
 std::string functionName(const std::string& name) {
-  if (name == "exp" || name == "log" || name == "sqrt" || name == "rsqrt" || name == "tanh") return name + "f";
+  if (name == "exp" || name == "log" || name == "sqrt" || name == "rsqrt" || name == "tanh" || name == "erf") {
+    return name + "f";
+  }
   if (name == "abs") return "fabsf";
   if (name == "max") return "fmaxf";
   if (name == "min") return "fminf";

@@ -105,6 +105,19 @@ TEST(FusedChainGpu, MatchesTheHostInEveryType) {
   }
 }
 
+TEST(FusedChainGpu, BackwardChainsMatchTheHost) {
+  const CudaDriver* cu = driverOrSkip();
+  if (!cu) GTEST_SKIP() << "no CUDA driver or GPU";
+  Result<Backward> backward = backwardChains("gelu(x * w + b) * sigmoid(w)");
+  ASSERT_TRUE(backward);
+  for (const GradientChain& g : backward->chains) {
+    for (DType d : {DType::kF32, DType::kBF16}) {
+      SCOPED_TRACE(g.input + " " + std::string(toString(d)) + ": " + g.expression);
+      EXPECT_LT(runAndCompare(*cu, g.expression.c_str(), d, 1000003, 0), d == DType::kF32 ? 1e-5 : 1e-2);
+    }
+  }
+}
+
 TEST(FusedChainGpu, CompiledOncePerExpressionTypeAndDevice) {
   if (!driverOrSkip()) GTEST_SKIP() << "no CUDA driver or GPU";
   const int64_t before = fusedChainsCompiled();

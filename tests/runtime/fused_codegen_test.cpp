@@ -2,6 +2,9 @@
 // and the generated CUDA compiles with NVRTC for Hopper, using 16-byte loads and stores.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
+
 #include "advisor/runtime/elementwise_expr.h"
 #include "advisor/runtime/fused_kernel_source.h"
 #include "advisor/runtime/half_float.h"
@@ -65,6 +68,49 @@ TEST(ElementwiseExpr, EvaluatesOnTheHost) {
   Result<ParsedExpr> g = parseExpr("gelu(x)");
   const float one = 1.0f;
   EXPECT_NEAR(evaluate(*g->root, &one), 0.8413447f, 1e-6);
+}
+
+TEST(ElementwiseExpr, DerivativesMatchFiniteDifferences) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(0.2f, 2.5f);  // away from the kinks of relu, abs, max, min
+  for (const char* text :
+       {"gelu(x * w + b)", "gelu_tanh(x) * sigmoid(w)", "silu(x) / (w + 3)", "tanh(x) - exp(w) * b",
+        "rsqrt(x * x + w) + sqrt(b) + log(x)", "relu(x - 0.1) * abs(w) + max(x, b) - min(w, b)", "-x * erf(w)"}) {
+    SCOPED_TRACE(text);
+    Result<ParsedExpr> e = parseExpr(text);
+    ASSERT_TRUE(e);
+    for (int trial = 0; trial < 20; ++trial) {
+      float point[3];
+      for (float& p : point) p = dist(rng);
+      // max and min have a kink where their arguments meet: no finite difference across it.
+      if (std::fabs(point[0] - point[1]) < 0.05f || std::fabs(point[0] - point[2]) < 0.05f ||
+          std::fabs(point[1] - point[2]) < 0.05f) {
+        continue;
+      }
+      for (size_t i = 0; i < e->inputs.size(); ++i) {
+        const float h = 1e-2f;
+        float up[3] = {point[0], point[1], point[2]}, down[3] = {point[0], point[1], point[2]};
+        up[i] += h, down[i] -= h;
+        const double numeric = (evaluate(*e->root, up) - evaluate(*e->root, down)) / (2.0 * h);
+        const double symbolic = evaluate(*derivative(*e->root, static_cast<int>(i)), point);
+        EXPECT_NEAR(symbolic, numeric, 2e-3 * std::max(1.0, std::fabs(numeric))) << e->inputs[i];
+      }
+    }
+  }
+}
+
+TEST(ElementwiseExpr, BackwardChainsCompile) {
+  Result<Backward> b = backwardChains("gelu(x * w + b) * dy");  // an input named dy: the gradient is dy_
+  ASSERT_TRUE(b) << b.status().message();
+  EXPECT_EQ(b->grad_name, "dy_");
+  ASSERT_EQ(b->chains.size(), 4u);
+  EXPECT_EQ(b->chains[1].input, "w");
+  for (const GradientChain& g : b->chains) {
+    Result<ParsedExpr> e = parseExpr(g.expression);
+    ASSERT_TRUE(e) << g.expression;
+    Result<std::string> ptx = compileCuda(fusedKernelSource(*e, DType::kBF16), "grad.cu", 90, CodeKind::kPtx);
+    EXPECT_TRUE(ptx) << ptx.status().message();
+  }
 }
 
 TEST(HalfFloat, RoundsToNearestEvenLikeTheGpu) {
