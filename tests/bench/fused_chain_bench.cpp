@@ -1,44 +1,15 @@
 // Bandwidth of the runtime's fused elementwise chains against the device's own copy bandwidth
 // (cuMemcpyDtoD of the same bytes), the measure of issue #6's "≥ 90 % of the copy bandwidth".
 // Usage: fused_chain_bench [ELEMENTS]   (default 2^26 per array). Prints one line per chain and type.
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
 #include "advisor/runtime/cuda_driver.h"
 #include "advisor/runtime/fused_chain.h"
+#include "tests/bench/cuda_timer.h"
 
 using namespace gpuscope::runtime;
-
-namespace {
-
-// Median over `runs` of the time of one call, each run timing 10 calls back to back (so that launch costs
-// hide behind the previous call, as in a real step), in ms.
-template <typename F>
-float medianMs(const CudaDriver& cu, F fn, int runs = 20) {
-  constexpr int kBackToBack = 10;
-  CUevent start, stop;
-  cu.eventCreate(&start, 0);
-  cu.eventCreate(&stop, 0);
-  for (int i = 0; i < 3; ++i) fn();  // warm up
-  std::vector<float> times;
-  for (int i = 0; i < runs; ++i) {
-    cu.eventRecord(start, nullptr);
-    for (int k = 0; k < kBackToBack; ++k) fn();
-    cu.eventRecord(stop, nullptr);
-    cu.eventSynchronize(stop);
-    float ms = 0;
-    cu.eventElapsedTime(&ms, start, stop);
-    times.push_back(ms / kBackToBack);
-  }
-  cu.eventDestroy(start);
-  cu.eventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : int64_t{1} << 26;

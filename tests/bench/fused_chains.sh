@@ -4,4 +4,5 @@
 # library path for NVRTC. Usage: fused_chains.sh CARRY_DIR
 set -u
 "$1/bin/fused_chain_bench"
+"$1/bin/gemm_epilogue_bench"
 python3 tests/bench/torch_compile_chains.py 2>&1 | grep -v Warning
