@@ -1,0 +1,61 @@
+#include "advisor/runtime/plan_runtime.h"
+
+#include <cstdlib>
+#include <variant>
+
+namespace gpuscope::runtime {
+
+PlanRuntime::PlanRuntime(plan::Plan plan) : plan_(std::move(plan)) {}
+
+Result<PlanRuntime> PlanRuntime::fromEnvironment() {
+  const char* path = std::getenv("GPUSCOPE_PLAN");
+  if (!path || !*path) return PlanRuntime(plan::Plan{});
+  return fromFile(path);
+}
+
+Result<PlanRuntime> PlanRuntime::fromFile(const std::string& path) {
+  Result<plan::Plan> p = plan::readPlan(path);
+  if (!p) return p.status();
+  return PlanRuntime(std::move(*p));
+}
+
+bool PlanRuntime::shouldFuse(const std::vector<std::string>& kernels) {
+  for (const plan::Fix& f : plan_.fixes) {
+    if (f.kind != "fusion") continue;
+    const plan::Value* names = f.param("kernels");
+    const auto* list = names ? std::get_if<std::vector<std::string>>(names) : nullptr;
+    if (list && *list == kernels) {
+      applied_[f.id] = std::to_string(kernels.size()) + " kernels fused into one";
+      return true;
+    }
+  }
+  return false;
+}
+
+std::optional<int64_t> PlanRuntime::checkpointSegments() {
+  for (const plan::Fix& f : plan_.fixes) {
+    if (f.kind != "checkpoint") continue;
+    const plan::Value* segments = f.param("segments");
+    if (const auto* n = segments ? std::get_if<int64_t>(segments) : nullptr; n && *n > 0) {
+      applied_[f.id] = std::to_string(*n) + " checkpoint segments";
+      return *n;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string PlanRuntime::report() const {
+  std::string out;
+  for (const plan::Fix& f : plan_.fixes) {
+    if (auto it = applied_.find(f.id); it != applied_.end()) {
+      out += "applied " + f.id + " (" + f.kind + "): " + it->second + "\n";
+    } else if (f.kind == "fusion" || f.kind == "checkpoint") {
+      out += "not applied " + f.id + " (" + f.kind + "): the program never reached a place that could apply it\n";
+    } else {
+      out += "not applied " + f.id + " (" + f.kind + "): a PyTorch setting, for the PyTorch bridge\n";
+    }
+  }
+  return out.empty() ? "the plan holds no fixes\n" : out;
+}
+
+}  // namespace gpuscope::runtime
