@@ -1,5 +1,6 @@
 #include "advisor/runtime/plan_runtime.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <variant>
 
@@ -26,6 +27,21 @@ bool PlanRuntime::shouldFuse(const std::vector<std::string>& kernels) {
     const auto* list = names ? std::get_if<std::vector<std::string>>(names) : nullptr;
     if (list && *list == kernels) {
       applied_[f.id] = std::to_string(kernels.size()) + " kernels fused into one";
+      return true;
+    }
+  }
+  return false;
+}
+
+bool PlanRuntime::shouldFuseAfterGemm(const std::vector<std::string>& elementwise) {
+  for (const plan::Fix& f : plan_.fixes) {
+    if (f.kind != "fusion") continue;
+    const plan::Value* names = f.param("kernels");
+    const auto* list = names ? std::get_if<std::vector<std::string>>(names) : nullptr;
+    if (list && list->size() == elementwise.size() + 1 &&
+        std::equal(elementwise.begin(), elementwise.end(), list->begin() + 1)) {
+      applied_[f.id] =
+          "GEMM and " + std::to_string(elementwise.size()) + " elementwise kernels fused into its epilogue";
       return true;
     }
   }

@@ -24,6 +24,9 @@ class PlanRuntime {
   // Whether the plan fuses this chain of kernels (names as recorded, in order); answering yes marks the
   // fix applied.
   bool shouldFuse(const std::vector<std::string>& kernels);
+  // Whether the plan fuses a GEMM with the elementwise kernels after it (the GEMM's own kernel name is
+  // cuBLAS's choice, so only the kernels after it are matched); marks the fix applied.
+  bool shouldFuseAfterGemm(const std::vector<std::string>& elementwise);
   // The plan's checkpoint segments for a stack, if it checkpoints; marks the fix applied.
   std::optional<int64_t> checkpointSegments();
 

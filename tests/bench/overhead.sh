@@ -8,6 +8,7 @@
 #  writer        the trace writer's rows per second on this machine's CPU
 #  fixtures      records the fixture traces of tests/fixtures/ into OUT_DIR/fixtures.tar.gz
 #  fused         the runtime's fused chains against torch.compile's (tests/bench/fused_chains.sh)
+#  loop          record, advise, apply the plan, record again: samples/runtime_mlp (tests/bench/close_the_loop.sh)
 #  advisor       records the advisor cases (samples/pytorch/advisor_cases.py), the memory_pool sample, and
 #                runs the GEMM padding and optimizer-step benchmarks; traces into OUT_DIR/advisor.tar.gz
 #                (ADVISOR_CASES: the cases to record, default all)
@@ -117,6 +118,11 @@ section_fixtures() {
 section_fused() {
   echo "== fused chains"
   timeout 300 bash tests/bench/fused_chains.sh "$carry" | tee -a "$results"
+}
+
+section_loop() {
+  echo "== close the loop"
+  timeout 300 bash tests/bench/close_the_loop.sh "$carry" "$out" 2>&1 | tee -a "$results"
 }
 
 section_advisor() {  # the advisor's cases, recorded and run plain, and the GEMM padding benchmark

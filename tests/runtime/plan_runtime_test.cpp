@@ -21,6 +21,8 @@ plan::Plan samplePlan() {
   p.fixes.push_back({"checkpoint-1", "checkpoint", "activation_memory", {{"segments", int64_t{5}}}});
   p.fixes.push_back({"precision-1", "precision", "fp32_gemm", {{"setting", std::string("bf16_autocast")}}});
   p.fixes.push_back({"fusion-2", "fusion", "fusable_chains", {{"kernels", std::vector<std::string>{"a", "b"}}}});
+  p.fixes.push_back({"fusion-3", "fusion", "fusable_chains",
+                     {{"kernels", std::vector<std::string>{"nvjet_sm90_tst_128x256", "bias", "gelu"}}}});
   return p;
 }
 
@@ -29,6 +31,8 @@ TEST(PlanRuntime, AppliesWhatTheProgramAsksForAndReportsTheRest) {
   EXPECT_TRUE(plan.shouldFuse({"add_kernel", "gelu_kernel"}));
   EXPECT_FALSE(plan.shouldFuse({"gelu_kernel", "add_kernel"}));  // order matters: another chain
   EXPECT_EQ(plan.checkpointSegments(), 5);
+  EXPECT_TRUE(plan.shouldFuseAfterGemm({"bias", "gelu"}));  // whatever cuBLAS named its GEMM
+  EXPECT_FALSE(plan.shouldFuseAfterGemm({"gelu"}));
   const std::string report = plan.report();
   EXPECT_NE(report.find("applied fusion-1 (fusion): 2 kernels fused into one"), std::string::npos) << report;
   EXPECT_NE(report.find("applied checkpoint-1 (checkpoint): 5 checkpoint segments"), std::string::npos) << report;
@@ -42,7 +46,7 @@ TEST(PlanRuntime, ReadsGpuscopePlan) {
   setenv("GPUSCOPE_PLAN", dir.path("plan.json").c_str(), 1);
   Result<PlanRuntime> from_env = PlanRuntime::fromEnvironment();
   ASSERT_TRUE(from_env) << from_env.status().message();
-  EXPECT_EQ(from_env->plan().fixes.size(), 4u);
+  EXPECT_EQ(from_env->plan().fixes.size(), 5u);
   testing::writeFile(dir.path("bad.json"), "{\"format\": \"something else\"}");
   setenv("GPUSCOPE_PLAN", dir.path("bad.json").c_str(), 1);
   Result<PlanRuntime> bad = PlanRuntime::fromEnvironment();
