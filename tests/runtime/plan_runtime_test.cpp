@@ -21,7 +21,9 @@ plan::Plan samplePlan() {
   p.fixes.push_back({"checkpoint-1", "checkpoint", "activation_memory", {{"segments", int64_t{5}}}});
   p.fixes.push_back({"precision-1", "precision", "fp32_gemm", {{"setting", std::string("bf16_autocast")}}});
   p.fixes.push_back({"fusion-2", "fusion", "fusable_chains", {{"kernels", std::vector<std::string>{"a", "b"}}}});
-  p.fixes.push_back({"fusion-3", "fusion", "fusable_chains",
+  p.fixes.push_back({"fusion-3",
+                     "fusion",
+                     "fusable_chains",
                      {{"kernels", std::vector<std::string>{"nvjet_sm90_tst_128x256", "bias", "gelu"}}}});
   return p;
 }
