@@ -146,6 +146,35 @@ PhaseWork Context::phaseWork(analysis::Phase phase) const {
   return w;
 }
 
+namespace {
+
+bool compilerMade(std::string_view name) {
+  return name.rfind("triton_", 0) == 0 || name.find("_fusion") != std::string_view::npos ||
+         name.rfind("fusion", 0) == 0 || name.rfind("wrapped_", 0) == 0;  // wrapped_: XLA's single-op kernels
+}
+
+}  // namespace
+
+std::vector<const analysis::FusionPattern*> Context::chainsToFuse() const {
+  std::vector<analysis::PhaseRange> optimizer;
+  for (const auto& r : analysis::phaseRanges(trace, session)) {
+    if (r.phase == analysis::Phase::kOptimizer) optimizer.push_back(r);
+  }
+  auto inOptimizer = [&](size_t kernel) {
+    const int32_t call = trace.kernels.launch_call[kernel];
+    if (call == analysis::kNone) return false;
+    const int64_t t = trace.api_calls.start_ns[static_cast<size_t>(call)];
+    return std::any_of(optimizer.begin(), optimizer.end(), [&](const auto& r) { return r.start <= t && t < r.end; });
+  };
+  std::vector<const analysis::FusionPattern*> out;
+  for (const auto& p : chains) {
+    if (std::any_of(p.kernels.begin(), p.kernels.end(), compilerMade)) continue;
+    if (!p.first_occurrence.empty() && inOptimizer(p.first_occurrence.front())) continue;
+    out.push_back(&p);
+  }
+  return out;
+}
+
 Context buildContext(const TraceData& trace) {
   Context c(trace);
   c.framework = detectFramework(trace);

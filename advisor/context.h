@@ -70,6 +70,10 @@ struct Context {
   double shareOfStep(int64_t per_step_ns) const;
   int64_t peakBytes() const;  // the highest device peak (0 with no allocations seen)
   PhaseWork phaseWork(analysis::Phase phase) const;
+  // The fusable chains worth fusing by hand or with the runtime: not those holding a kernel a compiler
+  // already made (Triton, XLA: what is left unfused is its choice), nor the optimizer's own (a fused
+  // optimizer is their fix). Largest saving first.
+  std::vector<const analysis::FusionPattern*> chainsToFuse() const;
 };
 
 Context buildContext(const analysis::TraceData& trace);

@@ -76,8 +76,9 @@ PlotData plotData(const Context& c) {
   for (size_t i = 0; i < c.stats.kernels.size() && i < 10; ++i) {
     plot.top_kernels.push_back({analysis::shortKernelName(c.stats.kernels[i].name, 60), c.stats.kernels[i].time.total});
   }
-  for (size_t i = 0; i < c.chains.size() && i < 8; ++i) {
-    const auto& p = c.chains[i];
+  const std::vector<const analysis::FusionPattern*> chains = c.chainsToFuse();  // what the advice offers
+  for (size_t i = 0; i < chains.size() && i < 8; ++i) {
+    const auto& p = *chains[i];
     std::string label =
         std::to_string(p.kernels.size()) + " kernels from " + analysis::shortKernelName(p.kernels[0], 40);
     plot.top_chains.push_back({label, c.perStep(p.saving_ns)});
