@@ -21,12 +21,14 @@ void removeWithSideFiles(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((path + suffix).c_str());
 }
 
-// Settings for fast bulk inserts that stay readable after a crash: WAL with synchronous=NORMAL keeps every
-// committed transaction if the process dies (only a power loss could drop the last ones).
+// Settings for fast bulk inserts that stay readable after a crash: in WAL mode every committed transaction
+// is in the operating system's hands as soon as it is written, so it survives the process being killed.
+// synchronous=OFF skips the fsyncs, which protect only against the machine itself going down (power loss,
+// kernel panic) — not a case a profiler's trace must survive — and cost a quarter of the writer's time.
 Status configure(sqlite::Database& db, int64_t page_size) {
   const std::string pragmas =
       "PRAGMA page_size=" + std::to_string(page_size) +
-      "; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536; PRAGMA application_id=" +
+      "; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536; PRAGMA application_id=" +
       std::to_string(schema::kApplicationId) + "; PRAGMA user_version=" + std::to_string(schema::kSchemaVersion) + ";";
   return db.exec(pragmas);
 }
