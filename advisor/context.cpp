@@ -100,9 +100,8 @@ Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t dev
 
 bool Context::inSteps(int64_t start_ns) const {
   if (step.windows.empty()) return true;
-  auto it = std::upper_bound(step.windows.begin(), step.windows.end(), start_ns,
-                             [](int64_t t, const Interval& w) { return t < w.start; });
-  return it != step.windows.begin() && start_ns < std::prev(it)->end;
+  const Interval* w = analysis::lastStartingBy(step.windows, start_ns);
+  return w && start_ns < w->end;
 }
 
 bool Context::inSteps(size_t kernel) const {
@@ -113,15 +112,14 @@ double Context::shareOfStep(int64_t per_step_ns) const {
   return step.time_ns > 0 ? static_cast<double>(per_step_ns) / static_cast<double>(step.time_ns) : 0.0;
 }
 
-int64_t Context::peakBytes() const {
-  int64_t peak = 0;
-  for (const auto& d : memory.devices) peak = std::max(peak, d.peak_bytes);
-  return peak;
+double Context::shareOfPeak(int64_t bytes) const {
+  const int64_t peak = model.measured_peak_bytes;
+  return peak > 0 ? static_cast<double>(bytes) / static_cast<double>(peak) : 0.0;
 }
 
 PhaseWork Context::phaseWork(analysis::Phase phase) const {
   std::vector<analysis::PhaseRange> ranges;
-  for (const auto& r : analysis::phaseRanges(trace, session)) {
+  for (const auto& r : phases) {
     if (r.phase == phase && inSteps(r.start)) ranges.push_back(r);
   }
   PhaseWork w;
@@ -156,15 +154,13 @@ bool compilerMade(std::string_view name) {
 }  // namespace
 
 std::vector<const analysis::FusionPattern*> Context::chainsToFuse() const {
-  std::vector<analysis::PhaseRange> optimizer;
-  for (const auto& r : analysis::phaseRanges(trace, session)) {
-    if (r.phase == analysis::Phase::kOptimizer) optimizer.push_back(r);
-  }
   auto inOptimizer = [&](size_t kernel) {
     const int32_t call = trace.kernels.launch_call[kernel];
     if (call == analysis::kNone) return false;
     const int64_t t = trace.api_calls.start_ns[static_cast<size_t>(call)];
-    return std::any_of(optimizer.begin(), optimizer.end(), [&](const auto& r) { return r.start <= t && t < r.end; });
+    return std::any_of(phases.begin(), phases.end(), [&](const auto& r) {
+      return r.phase == analysis::Phase::kOptimizer && r.start <= t && t < r.end;
+    });
   };
   std::vector<const analysis::FusionPattern*> out;
   for (const auto& p : chains) {
@@ -189,8 +185,11 @@ Context buildContext(const TraceData& trace) {
         c.session = static_cast<int32_t>(i);
       }
     }
-    c.timeline = analysis::analyzeTimeline(trace, c.step.windows)[static_cast<size_t>(c.device)];
+    const std::vector<analysis::DeviceActivity> activity = analysis::deviceActivity(trace);
+    c.activity = activity[static_cast<size_t>(c.device)];
+    c.timeline = analysis::analyzeTimeline(trace, c.step.windows, activity)[static_cast<size_t>(c.device)];
   }
+  c.phases = analysis::phaseRanges(trace, c.session);
   c.memory = analysis::analyzeMemory(trace, c.iterations);
   c.categories = analysis::categorizeMemory(trace, c.iterations, c.memory);
   c.model = analysis::fitMemoryModel(c.memory, c.categories, c.iterations);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analyzer/fusion_chains.h"
+#include "analyzer/gpu_activity.h"
 #include "analyzer/intervals.h"
 #include "analyzer/iterations.h"
 #include "analyzer/kernel_classifier.h"
@@ -51,9 +52,11 @@ struct Context {
   analysis::Stats stats;
   analysis::Iterations iterations;
   Step step;
-  int32_t device = analysis::kNone;   // the device the step runs on (the busiest), kNone with no GPU work
-  int32_t session = analysis::kNone;  // its process (index into trace.sessions)
-  analysis::DeviceTimeline timeline;  // of `device`, within the step windows
+  int32_t device = analysis::kNone;          // the device the step runs on (the busiest), kNone with no GPU work
+  int32_t session = analysis::kNone;         // its process (index into trace.sessions)
+  analysis::DeviceActivity activity;         // of `device`: what ran when
+  analysis::DeviceTimeline timeline;         // of `device`, within the step windows
+  std::vector<analysis::PhaseRange> phases;  // forward/backward/optimizer NVTX ranges of `session`
   analysis::MemoryAnalysis memory;
   analysis::MemoryCategories categories;
   analysis::MemoryModel model;
@@ -68,7 +71,7 @@ struct Context {
   // A total over the step windows as a per-step figure.
   int64_t perStep(int64_t total_ns) const { return step.count > 0 ? total_ns / step.count : total_ns; }
   double shareOfStep(int64_t per_step_ns) const;
-  int64_t peakBytes() const;  // the highest device peak (0 with no allocations seen)
+  double shareOfPeak(int64_t bytes) const;  // of the measured peak device memory, 0..1
   PhaseWork phaseWork(analysis::Phase phase) const;
   // The fusable chains worth fusing by hand or with the runtime: not those holding a kernel a compiler
   // already made (Triton, XLA: what is left unfused is its choice), nor the optimizer's own (a fused

@@ -87,27 +87,21 @@ const analysis::WhatIf* whatIf(const Context& c, std::string_view id) {
 Gain memoryGain(const Context& c, const analysis::WhatIf& w) {
   Gain g;
   g.memory_bytes = std::max<int64_t>(0, c.model.measured_peak_bytes - w.predicted_peak_bytes);
-  g.share_of_peak = c.model.measured_peak_bytes > 0
-                        ? static_cast<double>(g.memory_bytes) / static_cast<double>(c.model.measured_peak_bytes)
-                        : 0.0;
+  g.share_of_peak = c.shareOfPeak(g.memory_bytes);
   g.basis = "the memory model fitted to this trace (" + w.change + "): " + w.basis;
   return g;
 }
 
-Evidence categoryEvidence(const Context& c, MemoryCategory category) {
-  const auto& u = c.categories.usage[static_cast<size_t>(category)];
-  const int64_t peak = c.model.measured_peak_bytes;
-  return {std::string(analysis::toString(category)) + ": " + formatBytes(u.at_device_peak_bytes) + " of the " +
-              formatBytes(peak) + " peak (" +
-              formatShare(peak ? static_cast<double>(u.at_device_peak_bytes) / static_cast<double>(peak) : 0.0) +
-              "), in " + formatCount(u.allocations) + " allocations",
-          {{"time_range", "memory peak", u.peak_ns, u.peak_ns}}};
+double shareAtPeak(const Context& c, MemoryCategory category) {
+  return c.shareOfPeak(c.categories.usage[static_cast<size_t>(category)].at_device_peak_bytes);
 }
 
-double shareAtPeak(const Context& c, MemoryCategory category) {
-  const int64_t peak = c.model.measured_peak_bytes;
-  const auto bytes = c.categories.usage[static_cast<size_t>(category)].at_device_peak_bytes;
-  return peak > 0 ? static_cast<double>(bytes) / static_cast<double>(peak) : 0.0;
+Evidence categoryEvidence(const Context& c, MemoryCategory category) {
+  const auto& u = c.categories.usage[static_cast<size_t>(category)];
+  return {std::string(analysis::toString(category)) + ": " + formatBytes(u.at_device_peak_bytes) + " of the " +
+              formatBytes(c.model.measured_peak_bytes) + " peak (" + formatShare(shareAtPeak(c, category)) + "), in " +
+              formatCount(u.allocations) + " allocations",
+          {{"time_range", "memory peak", u.peak_ns, u.peak_ns}}};
 }
 
 std::optional<Finding> activationMemory(const Context& c) {
@@ -175,9 +169,7 @@ std::optional<Finding> memoryLeak(const Context& c) {
                           {{"allocation", "", a.alloc_ns, a.alloc_ns}}});
   }
   f.gain.memory_bytes = grown;
-  f.gain.share_of_peak = c.model.measured_peak_bytes > 0
-                             ? static_cast<double>(grown) / static_cast<double>(c.model.measured_peak_bytes)
-                             : 0.0;
+  f.gain.share_of_peak = c.shareOfPeak(grown);
   f.gain.basis = "the growth over the recorded run; it keeps growing in a longer one";
   setSeverity(f);
   f.severity = std::max(f.severity, Severity::kMedium);  // it ends in an out-of-memory error in a long run

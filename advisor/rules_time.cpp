@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "advisor/rule.h"
-#include "analyzer/gpu_activity.h"
 #include "analyzer/units.h"
 
 namespace gpuscope::advisor {
@@ -209,24 +208,21 @@ std::optional<Finding> hostSync(const Context& c) {
   return f;
 }
 
-// Host time inside CUDA API calls of the process during the interval.
-int64_t apiTimeIn(const Context& c, const Interval& gap) {
+// Host time inside the process's CUDA API calls that falls in the gaps (disjoint, sorted).
+int64_t apiTimeIn(const Context& c, const std::vector<Interval>& gaps) {
   int64_t total = 0;
   const auto& a = c.trace.api_calls;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a.session[i] != c.session) continue;
-    total += std::max<int64_t>(0, std::min(a.end_ns[i], gap.end) - std::max(a.start_ns[i], gap.start));
+    if (a.session[i] == c.session) total += analysis::overlapLength(gaps, a.start_ns[i], a.end_ns[i]);
   }
   return total;
 }
 
 std::optional<Finding> inputPipeline(const Context& c) {
   if (c.step.between.empty() || c.device == analysis::kNone) return std::nullopt;
-  const auto busy = analysis::deviceActivity(c.trace)[static_cast<size_t>(c.device)].busy;
   const int64_t gaps = analysis::totalLength(c.step.between);
-  const int64_t idle = gaps - analysis::overlapLength(busy, c.step.between);
-  int64_t api = 0;
-  for (const Interval& g : c.step.between) api += apiTimeIn(c, g);
+  const int64_t idle = gaps - analysis::overlapLength(c.activity.busy, c.step.between);
+  const int64_t api = apiTimeIn(c, c.step.between);
   const int64_t per_gap = idle / static_cast<int64_t>(c.step.between.size());
   if (c.shareOfStep(per_gap) < 0.10) return std::nullopt;
   Finding f = startFinding(c, kRules[2]);

@@ -54,4 +54,20 @@ inline int64_t overlapLength(const std::vector<Interval>& a, const std::vector<I
   return totalLength(intersect(a, b));
 }
 
+// The last of the disjoint, sorted intervals that starts at or before t; nullptr when none does.
+inline const Interval* lastStartingBy(const std::vector<Interval>& disjoint, int64_t t) {
+  auto it =
+      std::upper_bound(disjoint.begin(), disjoint.end(), t, [](int64_t x, const Interval& i) { return x < i.start; });
+  return it == disjoint.begin() ? nullptr : &*std::prev(it);
+}
+
+// How much of [start, end) falls inside the disjoint, sorted intervals.
+inline int64_t overlapLength(const std::vector<Interval>& disjoint, int64_t start, int64_t end) {
+  int64_t total = 0;
+  auto it =
+      std::upper_bound(disjoint.begin(), disjoint.end(), start, [](int64_t x, const Interval& i) { return x < i.end; });
+  for (; it != disjoint.end() && it->start < end; ++it) total += std::min(end, it->end) - std::max(start, it->start);
+  return total;
+}
+
 }  // namespace gpuscope::analysis

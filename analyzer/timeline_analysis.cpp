@@ -97,9 +97,8 @@ void classifyGap(int64_t gap_start, const WorkItem& next, const std::vector<int6
 // Whether [start, end] lies inside one of the windows (sorted, disjoint); no windows: everything counts.
 bool inWindows(const std::vector<Interval>& windows, int64_t start, int64_t end) {
   if (windows.empty()) return true;
-  auto it =
-      std::upper_bound(windows.begin(), windows.end(), start, [](int64_t t, const Interval& w) { return t < w.start; });
-  return it != windows.begin() && std::prev(it)->end >= end;
+  const Interval* w = lastStartingBy(windows, start);
+  return w && w->end >= end;
 }
 
 IdleBreakdown idleBreakdown(const std::vector<Interval>& busy, const std::vector<WorkItem>& work,
@@ -152,9 +151,13 @@ void measureLaunches(const TraceData& t, int32_t device, const std::vector<Inter
 
 std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace) { return analyzeTimeline(trace, {}); }
 
-std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace, const std::vector<Interval>& windows_in) {
+std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace, const std::vector<Interval>& windows) {
+  return analyzeTimeline(trace, windows, deviceActivity(trace));
+}
+
+std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace, const std::vector<Interval>& windows_in,
+                                            const std::vector<DeviceActivity>& activity) {
   const std::vector<Interval> windows = mergeIntervals(windows_in);
-  const std::vector<DeviceActivity> activity = deviceActivity(trace);
   const std::vector<std::vector<WorkItem>> work = workByDevice(trace);
   const HostWaits waits = hostWaits(trace);
   std::vector<int32_t> session_of_device(trace.devices.size(), 0);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analyzer/duration_stats.h"
+#include "analyzer/gpu_activity.h"
 #include "analyzer/intervals.h"
 #include "analyzer/trace_data.h"
 
@@ -49,5 +50,8 @@ std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace);
 // The same inside the given windows only (e.g. the steady iterations' GPU spans): idle gaps wholly inside
 // one, kernels that start in one, busy and copy time within them.
 std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace, const std::vector<Interval>& windows);
+// The same, for a caller that already has deviceActivity(trace).
+std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace, const std::vector<Interval>& windows,
+                                            const std::vector<DeviceActivity>& activity);
 
 }  // namespace gpuscope::analysis

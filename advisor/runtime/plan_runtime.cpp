@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <variant>
 
 namespace gpuscope::runtime {
@@ -20,32 +21,36 @@ Result<PlanRuntime> PlanRuntime::fromFile(const std::string& path) {
   return PlanRuntime(std::move(*p));
 }
 
-bool PlanRuntime::shouldFuse(const std::vector<std::string>& kernels) {
-  for (const plan::Fix& f : plan_.fixes) {
+namespace {
+
+// The first fusion fix whose kernel names satisfy `matches`, or nullptr.
+const plan::Fix* fusionWhere(const plan::Plan& plan,
+                             const std::function<bool(const std::vector<std::string>&)>& matches) {
+  for (const plan::Fix& f : plan.fixes) {
     if (f.kind != "fusion") continue;
     const plan::Value* names = f.param("kernels");
     const auto* list = names ? std::get_if<std::vector<std::string>>(names) : nullptr;
-    if (list && *list == kernels) {
-      applied_[f.id] = std::to_string(kernels.size()) + " kernels fused into one";
-      return true;
-    }
+    if (list && matches(*list)) return &f;
   }
-  return false;
+  return nullptr;
+}
+
+}  // namespace
+
+bool PlanRuntime::shouldFuse(const std::vector<std::string>& kernels) {
+  const plan::Fix* f = fusionWhere(plan_, [&](const auto& list) { return list == kernels; });
+  if (f) applied_[f->id] = std::to_string(kernels.size()) + " kernels fused into one";
+  return f != nullptr;
 }
 
 bool PlanRuntime::shouldFuseAfterGemm(const std::vector<std::string>& elementwise) {
-  for (const plan::Fix& f : plan_.fixes) {
-    if (f.kind != "fusion") continue;
-    const plan::Value* names = f.param("kernels");
-    const auto* list = names ? std::get_if<std::vector<std::string>>(names) : nullptr;
-    if (list && list->size() == elementwise.size() + 1 &&
-        std::equal(elementwise.begin(), elementwise.end(), list->begin() + 1)) {
-      applied_[f.id] =
-          "GEMM and " + std::to_string(elementwise.size()) + " elementwise kernels fused into its epilogue";
-      return true;
-    }
-  }
-  return false;
+  const plan::Fix* f = fusionWhere(plan_, [&](const auto& list) {
+    return list.size() == elementwise.size() + 1 &&
+           std::equal(elementwise.begin(), elementwise.end(), list.begin() + 1);
+  });
+  if (f)
+    applied_[f->id] = "GEMM and " + std::to_string(elementwise.size()) + " elementwise kernels fused into its epilogue";
+  return f != nullptr;
 }
 
 std::optional<int64_t> PlanRuntime::checkpointSegments() {
