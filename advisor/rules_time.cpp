@@ -40,7 +40,8 @@ constexpr Rule kRules[] = {
      .check = launchBound},
     {.id = "host_sync",
      .title = "The host stops the GPU to synchronise mid-step",
-     .reads = "timeline: idle after host synchronisations inside the steady steps; synchronisation records",
+     .reads =
+         "timeline: idle after host synchronisations inside the steady steps; synchronize calls and synchronous copies",
      .fires_when = "the GPU idles after host synchronisations for 3 % of the step or more",
      .why = "A synchronisation empties the GPU's queue: until the host launches again the GPU has nothing to do.",
      .fix = "Keep results on the GPU and read them back rarely: no .item(), .cpu() or print of a tensor in the step; "
@@ -184,11 +185,12 @@ std::optional<Finding> launchBound(const Context& c) {
   return f;
 }
 
-// Synchronisations that returned inside the step windows.
+// Host waits (synchronize calls, synchronous copies) that returned inside the step windows.
 int64_t syncsInSteps(const Context& c) {
+  if (c.session < 0) return 0;
   int64_t n = 0;
-  const auto& s = c.trace.syncs;
-  for (size_t i = 0; i < s.size(); ++i) n += s.session[i] == c.session && c.inSteps(s.end_ns[i]);
+  const std::vector<std::vector<int64_t>> ends = analysis::hostSyncEnds(c.trace);
+  for (int64_t end : ends[c.session]) n += c.inSteps(end);
   return n;
 }
 

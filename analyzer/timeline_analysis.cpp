@@ -41,26 +41,44 @@ bool isSynchronousCopy(const std::string& name) {
   return name.find("emcpy") != std::string::npos && name.find("Async") == std::string::npos;
 }
 
-// Per process: when the host stopped waiting for the GPU (synchronize calls, synchronous copies, CUPTI's
-// synchronisation records), sorted; and the host's copy calls, as intervals.
+}  // namespace
+
+std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& t) {
+  std::vector<std::vector<int64_t>> ends(t.sessions.size());
+  std::vector<bool> has_api_calls(t.sessions.size(), false);
+  const ApiTable& a = t.api_calls;
+  for (size_t i = 0; i < a.size(); ++i) {
+    has_api_calls[a.session[i]] = true;
+    const std::string& name = t.text(a.name[i]);
+    if (name.find("ynchronize") != std::string::npos || isSynchronousCopy(name))
+      ends[a.session[i]].push_back(a.end_ns[i]);
+  }
+  const SyncTable& s = t.syncs;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!has_api_calls[s.session[i]] && s.kind[i] != schema::SyncKind::kStreamWaitEvent) {
+      ends[s.session[i]].push_back(s.end_ns[i]);
+    }
+  }
+  for (auto& list : ends) std::sort(list.begin(), list.end());
+  return ends;
+}
+
+namespace {
+
+// Per process: when the host stopped waiting for the GPU, and the host's copy calls, as intervals.
 struct HostWaits {
   std::vector<std::vector<int64_t>> sync_ends;
   std::vector<std::vector<Interval>> copy_calls;
 };
 
 HostWaits hostWaits(const TraceData& t) {
-  HostWaits w{std::vector<std::vector<int64_t>>(t.sessions.size()),
-              std::vector<std::vector<Interval>>(t.sessions.size())};
-  for (size_t i = 0; i < t.syncs.size(); ++i) w.sync_ends[t.syncs.session[i]].push_back(t.syncs.end_ns[i]);
+  HostWaits w{hostSyncEnds(t), std::vector<std::vector<Interval>>(t.sessions.size())};
   const ApiTable& a = t.api_calls;
   for (size_t i = 0; i < a.size(); ++i) {
-    const std::string& name = t.text(a.name[i]);
-    if (name.find("ynchronize") != std::string::npos || isSynchronousCopy(name)) {
-      w.sync_ends[a.session[i]].push_back(a.end_ns[i]);
+    if (t.text(a.name[i]).find("emcpy") != std::string::npos) {
+      w.copy_calls[a.session[i]].push_back({a.start_ns[i], a.end_ns[i]});
     }
-    if (name.find("emcpy") != std::string::npos) w.copy_calls[a.session[i]].push_back({a.start_ns[i], a.end_ns[i]});
   }
-  for (auto& ends : w.sync_ends) std::sort(ends.begin(), ends.end());
   for (auto& calls : w.copy_calls) calls = mergeIntervals(std::move(calls));
   return w;
 }

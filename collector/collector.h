@@ -25,7 +25,8 @@ namespace gpuscope::collector {
 
 struct CollectorOptions {
   std::string output_dir = ".";
-  bool trace_cuda = true;           // kernels, copies, sets, synchronisation, graphs, CUPTI overhead
+  bool trace_cuda = true;           // kernels, copies, sets, graphs, CUPTI overhead
+  bool trace_sync = false;          // CUPTI's synchronisation records: they slow every CUDA runtime call
   bool trace_api = true;            // CUDA runtime and driver API calls
   bool trace_nvtx = true;           // NVTX ranges and marks
   bool trace_memory = true;         // allocations, frees, memory pools

@@ -46,8 +46,18 @@ void restoreDefaults() {
   for (int sig : kForwardedSignals) signal(sig, SIG_DFL);
 }
 
+// Held back from fork until the child's pid is known, so that a signal arriving in between is forwarded
+// once unblocked, never lost.
+void blockForwarded(int how) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : kForwardedSignals) sigaddset(&set, sig);
+  sigprocmask(how, &set, nullptr);
+}
+
 [[noreturn]] void execProgram(const RecordOptions& options, const std::string& collector, const std::string& parts) {
   restoreDefaults();
+  blockForwarded(SIG_UNBLOCK);
   setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
   setenv("NVTX_INJECTION64_PATH", collector.c_str(), 1);
   setenv("GPUSCOPE_OUTPUT_DIR", parts.c_str(), 1);
@@ -170,10 +180,13 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
 
   installForwarding();
   const int64_t start_ns = realtimeNs();
+  const std::string collector_path = fs::absolute(collector).string();
+  blockForwarded(SIG_BLOCK);
   const pid_t child = fork();
+  if (child == 0) execProgram(options, collector_path, *parts);
+  if (child > 0) g_child = child;
+  blockForwarded(SIG_UNBLOCK);
   if (child < 0) return Status(ErrorKind::kIo, std::string("cannot start the program: ") + std::strerror(errno));
-  if (child == 0) execProgram(options, fs::absolute(collector).string(), *parts);
-  g_child = child;
   RecordOutcome outcome;
   outcome.wait_status = waitFor(child);
   g_child = 0;

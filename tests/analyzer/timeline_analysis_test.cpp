@@ -47,6 +47,37 @@ TEST(TimelineAnalysis, EachGapGetsItsCause) {
   EXPECT_EQ(tl.idle.total_ns, tl.window_end_ns - tl.window_start_ns - tl.busy_ns);
 }
 
+schema::SyncRow syncRecord(schema::SyncKind kind, int64_t start_ns, int64_t end_ns) {
+  schema::SyncRow s;
+  s.session_id = 1;
+  s.kind = kind;
+  s.start_ns = start_ns;
+  s.end_ns = end_ns;
+  return s;
+}
+
+// The API calls say when the host waited; CUPTI's synchronisation records (recorded only with --trace sync)
+// stand in for them where no API calls were recorded, and a stream waiting on an event is no host wait.
+TEST(TimelineAnalysis, HostWaitsFromApiCallsElseFromSyncRecords) {
+  TempDir dir;
+  TraceBuilder with_api(dir.path("api.gpuscope"));
+  with_api.kernel("a", 10'000, 20'000);
+  with_api.api("cudaStreamSynchronize", 18'000, 31'000);
+  with_api.row(syncRecord(schema::SyncKind::kStreamSynchronize, 18'500, 30'900));  // the same wait
+  with_api.api("cudaMemcpy", 40'000, 45'000);
+  with_api.api("cudaMemcpyAsync", 50'000, 51'000);
+  ASSERT_TRUE(with_api.finish());
+  EXPECT_EQ(hostSyncEnds(loadForTest(dir.path("api.gpuscope"))), (std::vector<std::vector<int64_t>>{{31'000, 45'000}}));
+
+  TraceBuilder records_only(dir.path("sync.gpuscope"));
+  records_only.row(syncRecord(schema::SyncKind::kContextSynchronize, 25'000, 31'000));
+  records_only.row(syncRecord(schema::SyncKind::kStreamWaitEvent, 20'000, 20'500));
+  records_only.row(syncRecord(schema::SyncKind::kEventSynchronize, 12'000, 14'000));
+  ASSERT_TRUE(records_only.finish());
+  EXPECT_EQ(hostSyncEnds(loadForTest(dir.path("sync.gpuscope"))),
+            (std::vector<std::vector<int64_t>>{{14'000, 31'000}}));
+}
+
 TEST(TimelineAnalysis, LaunchLatencyAndShortKernels) {
   TempDir dir;
   TraceBuilder b(dir.path("t.gpuscope"));

@@ -12,6 +12,9 @@
 #  advisor       records the advisor cases (samples/pytorch/advisor_cases.py), the memory_pool sample, and
 #                runs the GEMM padding and optimizer-step benchmarks; traces into OUT_DIR/advisor.tar.gz
 #                (ADVISOR_CASES: the cases to record, default all)
+#  launch_cost   host time per kernel launch (C++) and the launch-bound PyTorch loop: plain, under bare CUPTI
+#                (tests/bench/bare_cupti_injection.cpp: CUPTI's own cost, the floor under any collector) and
+#                under gpuscope, alternating (LAUNCH_COST_ROUNDS, default 7)
 # Usage: overhead.sh CARRY_DIR OUT_DIR [SECTION...]   (default: every section)
 set -u
 carry=$1
@@ -140,6 +143,34 @@ section_advisor() {  # the advisor's cases, recorded and run plain, and the GEMM
   timeout 300 python3 tests/bench/optimizer_step.py | sed "s/^/optimizer_step: /" | tee -a "$results"
   ls -la "$work/advisor" | tee -a "$results"
   tar -C "$work" -czf "$out/advisor.tar.gz" advisor
+}
+
+section_launch_cost() {
+  echo "== launch cost (median step ms of the PyTorch launch loop; host us per launch in C++)"
+  local bare="$carry/lib/libbare_cupti_injection.so" round kinds trace
+  local bare_kinds=${LAUNCH_COST_BARE:-kernel kernel,runtime kernel,runtime-launch kernel,callback-launch}
+  # gpuscope's configurations: the --trace list, then +VAR=VALUE settings of its environment
+  local configs=${LAUNCH_COST_GPUSCOPE:-cuda cuda,api cuda,api,nvtx,memory} config settings
+  for round in $(seq "${LAUNCH_COST_ROUNDS:-7}"); do
+    timeout 300 python3 $bench launch --steps 50 | sed "s/^/py plain $round: /"
+    for kinds in $bare_kinds; do
+      CUDA_INJECTION64_PATH=$bare BARE_CUPTI_KINDS=$kinds timeout 300 python3 $bench launch --steps 50 2>&1 |
+        sed "s/^/py cupti:$kinds $round: /"
+    done
+    for config in $configs; do
+      trace=${config%%+*}
+      settings=$(echo "$config" | tr '+' ' ' | cut -s -d' ' -f2-)
+      env $settings timeout 300 "$gpuscope" record -q -f --trace "$trace" -o "$work/lc.gpuscope" -- \
+        python3 $bench launch --steps 50 2>&1 | grep -E "median_step" | sed "s/^/py gpuscope:$config $round: /"
+    done
+  done | tee -a "$results"
+  for round in $(seq "${LAUNCH_COST_CXX_ROUNDS:-3}"); do
+    "$carry/bin/launch_cost" | sed "s/^/c++ plain $round: /"
+    for kinds in $bare_kinds; do
+      CUDA_INJECTION64_PATH=$bare BARE_CUPTI_KINDS=$kinds "$carry/bin/launch_cost" 2>&1 | sed "s/^/c++ cupti:$kinds $round: /"
+    done
+    "$gpuscope" record -q -f -o "$work/lc.gpuscope" -- "$carry/bin/launch_cost" 2>&1 | sed "s/^/c++ gpuscope $round: /"
+  done | tee -a "$results"
 }
 
 for section in $sections; do

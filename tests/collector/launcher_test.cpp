@@ -84,6 +84,16 @@ TEST(Launcher, BadWindowOptionsAreUsageErrors) {
   }
 }
 
+TEST(Launcher, UnknownTraceItemIsAUsageError) {
+  TempDir dir;
+  Finished f =
+      runGpuscope({"record", "--trace", "cuda,kernels", "-o", dir.path("t.gpuscope"), "--", "echo", "ran"}, dir);
+  ASSERT_TRUE(WIFEXITED(f.wait_status));
+  EXPECT_EQ(WEXITSTATUS(f.wait_status), 2);
+  EXPECT_EQ(f.out, "");  // the program was not run
+  EXPECT_NE(f.err.find("--trace: unknown item 'kernels'"), std::string::npos) << f.err;
+}
+
 TEST(Launcher, ProgramMustFollowTheSeparator) {
   TempDir dir;
   Finished f = runGpuscope({"record", "-o", dir.path("t.gpuscope")}, dir);

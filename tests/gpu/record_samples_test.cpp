@@ -73,9 +73,10 @@ TEST_F(RecordSample, LaunchBound) {
 }
 
 TEST_F(RecordSample, PageableSync) {
-  TraceReader r = record("pageable_sync");
+  TraceReader r = record("pageable_sync", "--trace cuda,api,sync");
   EXPECT_EQ(query(r, "SELECT count(*) FROM memcpy WHERE copy_kind = 1 AND src_kind = 1"), 40);  // HtoD, pageable
   EXPECT_GE(query(r, "SELECT count(*) FROM sync WHERE kind = 4"), 40);                          // context syncs
+  EXPECT_GE(query(r, "SELECT count(*) FROM api_call_view WHERE name_text LIKE 'cudaDeviceSynchronize%'"), 40);
 }
 
 TEST_F(RecordSample, MemoryLeak) {

@@ -1,0 +1,112 @@
+// The least a CUPTI tracer can do: enable activity kinds, hand CUPTI buffers, walk the records it returns
+// and count them. Injected in place of gpuscope's collector (CUDA_INJECTION64_PATH) it measures CUPTI's own
+// cost, the floor under any collector's (tests/bench/overhead.sh, section launch_cost).
+// BARE_CUPTI_KINDS: a comma list of (default: kernel)
+//   kernel, memcpy, memset, memory, sync, overhead   those activity kinds
+//   latency                  CUPTI's queued/submitted timestamps of kernels
+//   flush100                 a thread that asks CUPTI for its records every 100 ms
+//   runtime                  every runtime API call as an activity record
+//   runtime-launch           the runtime activity kind with every call but cudaLaunch* switched off
+//   driver-launch            driver API records for cuLaunch* only
+//   callback-launch          no API records: a callback at entry and exit of cudaLaunch* takes two timestamps
+#include <cupti.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+namespace {
+
+constexpr size_t kBufferBytes = 8 << 20;
+std::atomic<long long> g_records{0};
+std::atomic<long long> g_callback_ns{0};
+
+void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = *buffer ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  CUpti_Activity* record = nullptr;
+  long long n = 0;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) ++n;
+  g_records += n;
+  std::free(buffer);
+}
+
+void atExit() {
+  cuptiActivityFlushAll(1);
+  std::fprintf(stderr, "bare_cupti: %lld records, %lld ns inside cudaLaunch* callbacks\n", g_records.load(),
+               g_callback_ns.load());
+}
+
+// Switches the activity records of one API domain off, or on, for every call but cudaLaunch* / cuLaunch*.
+void onlyLaunches(CUpti_CallbackDomain domain, uint32_t size, bool runtime) {
+  for (uint32_t cbid = 1; cbid < size; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
+    const bool launch = std::string(name).starts_with(runtime ? "cudaLaunch" : "cuLaunch");
+    if (runtime && !launch) cuptiActivityEnableRuntimeApi(cbid, 0);
+    if (!runtime && launch) cuptiActivityEnableDriverApi(cbid, 1);
+  }
+}
+
+thread_local uint64_t t_entered = 0;
+
+void CUPTIAPI onLaunch(void*, CUpti_CallbackDomain, CUpti_CallbackId, const CUpti_CallbackData* data) {
+  uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  if (data->callbackSite == CUPTI_API_ENTER)
+    t_entered = now;
+  else
+    g_callback_ns += static_cast<long long>(now - t_entered);
+}
+
+void launchCallbacks() {
+  CUpti_SubscriberHandle subscriber = nullptr;
+  if (cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(onLaunch), nullptr) != CUPTI_SUCCESS) return;
+  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS && name &&
+        std::string(name).starts_with("cudaLaunch")) {
+      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+    }
+  }
+}
+
+bool wants(const std::string& list, const char* kind) {
+  return ("," + list + ",").find(std::string(",") + kind + ",") != std::string::npos;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+  const char* env = std::getenv("BARE_CUPTI_KINDS");
+  const std::string kinds = env && *env ? env : "kernel";
+  if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS) return 0;
+  if (wants(kinds, "latency")) cuptiActivityEnableLatencyTimestamps(1);
+  if (wants(kinds, "sync")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  if (wants(kinds, "overhead")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD);
+  if (wants(kinds, "memset")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
+  if (wants(kinds, "flush100")) {
+    std::thread([] {
+      for (;;) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        cuptiActivityFlushAll(0);
+      }
+    }).detach();
+  }
+  if (wants(kinds, "kernel")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (wants(kinds, "runtime") || wants(kinds, "runtime-launch")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+  if (wants(kinds, "runtime-launch")) onlyLaunches(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, true);
+  if (wants(kinds, "driver-launch")) onlyLaunches(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, false);
+  if (wants(kinds, "callback-launch")) launchCallbacks();
+  if (wants(kinds, "memcpy")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
+  if (wants(kinds, "memory")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
+  std::atexit(atExit);
+  return 1;
+}
