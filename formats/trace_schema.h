@@ -399,7 +399,7 @@ struct SyncRow {
 template <>
 struct TableOf<SyncRow> {
   static constexpr auto kTable = table<SyncRow>(
-      "sync", "A synchronisation: the host or a stream waited (CUPTI SYNCHRONIZATION).",
+      "sync", "A synchronisation: the host or a stream waited (CUPTI SYNCHRONIZATION; recorded with --trace sync).",
       GPUSCOPE_COL(SyncRow, session_id, "Session.", "session"), GPUSCOPE_COL(SyncRow, kind, "What waited for what."),
       GPUSCOPE_COL(SyncRow, context_id, "CUPTI context id."),
       GPUSCOPE_COL(SyncRow, stream_id, "Stream waited on or waiting."),
