@@ -54,7 +54,8 @@ GemmEpilogue::GemmEpilogue(GemmEpilogue&&) noexcept = default;
 GemmEpilogue& GemmEpilogue::operator=(GemmEpilogue&&) noexcept = default;
 
 // Row-major Y (m×n) = X (m×k) · W (k×n) is, in cuBLASLt's column-major terms, Yᵀ (n×m) = Wᵀ (n×k) · Xᵀ (k×m):
-// W's buffer as the first operand, X's as the second, and the bias along Yᵀ's rows.
+// W's buffer as the first operand, X's as the second, and the bias along Yᵀ's rows. A row-major buffer read
+// column-major is its transpose, so an operand stored transposed is the other shape with the op set to T.
 Result<GemmEpilogue> GemmEpilogue::create(GemmShape shape, Epilogue epilogue, DType dtype) {
   if (dtype == DType::kF32) return Status(ErrorKind::kUsage, "GEMM epilogues take bf16 or fp16 operands");
   Result<const CudaDriver*> cu = cudaDriver();
@@ -81,8 +82,18 @@ Result<GemmEpilogue> GemmEpilogue::create(GemmShape shape, Epilogue epilogue, DT
     GPUSCOPE_RETURN_IF_ERROR(
         lt(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof ld), "aux ld"));
   }
-  GPUSCOPE_RETURN_IF_ERROR(lt(cublasLtMatrixLayoutCreate(&s.w, type, shape.n, shape.k, shape.n), "layout W"));
-  GPUSCOPE_RETURN_IF_ERROR(lt(cublasLtMatrixLayoutCreate(&s.x, type, shape.k, shape.m, shape.k), "layout X"));
+  const cublasOperation_t op_w = shape.w_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_x = shape.x_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  GPUSCOPE_RETURN_IF_ERROR(
+      lt(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_w, sizeof op_w), "transpose W"));
+  GPUSCOPE_RETURN_IF_ERROR(
+      lt(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_x, sizeof op_x), "transpose X"));
+  GPUSCOPE_RETURN_IF_ERROR(lt(shape.w_transposed ? cublasLtMatrixLayoutCreate(&s.w, type, shape.k, shape.n, shape.k)
+                                                 : cublasLtMatrixLayoutCreate(&s.w, type, shape.n, shape.k, shape.n),
+                              "layout W"));
+  GPUSCOPE_RETURN_IF_ERROR(lt(shape.x_transposed ? cublasLtMatrixLayoutCreate(&s.x, type, shape.m, shape.k, shape.m)
+                                                 : cublasLtMatrixLayoutCreate(&s.x, type, shape.k, shape.m, shape.k),
+                              "layout X"));
   GPUSCOPE_RETURN_IF_ERROR(lt(cublasLtMatrixLayoutCreate(&s.y, type, shape.n, shape.m, shape.n), "layout Y"));
   GPUSCOPE_RETURN_IF_ERROR((*cu)->check((*cu)->memAlloc(&s.workspace, kWorkspaceBytes), "cuMemAlloc"));
   cublasLtMatmulPreference_t preference;

@@ -17,6 +17,8 @@ enum class Epilogue { kNone, kBias, kBiasRelu, kBiasGelu, kBiasGeluAux };
 
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;  // X is m×k, W is k×n, Y and the aux output m×n, bias n
+  // Operands stored transposed (X as k×m, W as n×k), as backward passes need: dW = Xᵀ·dY, dX = dY·Wᵀ.
+  bool x_transposed = false, w_transposed = false;
 };
 
 class GemmEpilogue {

@@ -12,6 +12,7 @@
 #  advisor       records the advisor cases (samples/pytorch/advisor_cases.py), the memory_pool sample, and
 #                runs the GEMM padding and optimizer-step benchmarks; traces into OUT_DIR/advisor.tar.gz
 #                (ADVISOR_CASES: the cases to record, default all)
+#  checkpoint    samples/runtime_checkpoint three times: 24 MLP blocks plain and checkpointed, memory and time
 #  launch_cost   host time per kernel launch (C++) and the launch-bound PyTorch loop: plain, under bare CUPTI
 #                (tests/bench/bare_cupti_injection.cpp: CUPTI's own cost, the floor under any collector) and
 #                under gpuscope, alternating (LAUNCH_COST_ROUNDS, default 7)
@@ -145,6 +146,14 @@ section_advisor() {  # the advisor's cases, recorded and run plain, and the GEMM
   timeout 300 python3 tests/bench/optimizer_step.py | sed "s/^/optimizer_step: /" | tee -a "$results"
   ls -la "$work/advisor" | tee -a "$results"
   tar -C "$work" -czf "$out/advisor.tar.gz" advisor
+}
+
+section_checkpoint() {
+  echo "== checkpointing (samples/runtime_checkpoint: 24 blocks, 8,192 tokens, 1,024 wide, 20 steps)"
+  local run
+  for run in 1 2 3; do
+    timeout 150 "$carry/bin/sample_runtime_checkpoint" 24 8192 1024 20 2>&1 | sed "s/^/checkpoint $run: /"
+  done | tee -a "$results"
 }
 
 section_launch_cost() {

@@ -88,6 +88,48 @@ TEST(GemmEpilogueGpu, MatchesTheHost) {
   }
 }
 
+// The backward's GEMMs: X stored k×m and/or W stored n×k, each against the host on the stored layout.
+TEST(GemmEpilogueGpu, TransposedOperands) {
+  Result<const CudaDriver*> driver = cudaDriver();
+  if (!driver || !ensureContext(**driver)) GTEST_SKIP() << "no CUDA driver or GPU";
+  const CudaDriver& cu = **driver;
+  std::mt19937 rng(5);
+  const DType d = DType::kBF16;
+  for (int variant = 1; variant < 4; ++variant) {
+    GemmShape shape{40, 72, 96};
+    shape.x_transposed = variant & 1;
+    shape.w_transposed = variant & 2;
+    SCOPED_TRACE("x transposed " + std::to_string(shape.x_transposed) + ", w " + std::to_string(shape.w_transposed));
+    Result<GemmEpilogue> gemm = GemmEpilogue::create(shape, Epilogue::kNone, d);
+    ASSERT_TRUE(gemm) << gemm.status().message();
+    std::vector<float> x, w;
+    const auto xb = randomOf(d, shape.m * shape.k, x, rng), wb = randomOf(d, shape.k * shape.n, w, rng);
+    const size_t out_bytes = shape.m * shape.n * 2;
+    Buffer dx(cu, xb.size() * 2), dw(cu, wb.size() * 2), dy(cu, out_bytes);
+    cu.memcpyHtoD(dx.ptr, xb.data(), xb.size() * 2);
+    cu.memcpyHtoD(dw.ptr, wb.data(), wb.size() * 2);
+    cu.memsetD8(dy.ptr, 0xff, out_bytes);
+    ASSERT_TRUE(gemm->run(dx.ptr, dw.ptr, 0, dy.ptr, 0, nullptr));
+    ASSERT_TRUE(cu.check(cu.ctxSynchronize(), "cuCtxSynchronize"));
+    std::vector<uint16_t> y(shape.m * shape.n);
+    cu.memcpyDtoH(y.data(), dy.ptr, out_bytes);
+    double worst = 0;
+    for (int64_t i = 0; i < shape.m; ++i) {
+      for (int64_t j = 0; j < shape.n; ++j) {
+        float sum = 0;
+        for (int64_t k = 0; k < shape.k; ++k) {
+          const float xv = shape.x_transposed ? x[k * shape.m + i] : x[i * shape.k + k];
+          const float wv = shape.w_transposed ? w[j * shape.k + k] : w[k * shape.n + j];
+          sum += xv * wv;
+        }
+        const float got = decode(d, y[i * shape.n + j]);
+        worst = std::max(worst, std::isnan(got) ? 1e9 : std::fabs(got - sum) / std::max(1.0f, std::fabs(sum)));
+      }
+    }
+    EXPECT_LT(worst, 1e-2);
+  }
+}
+
 TEST(GemmEpilogueGpu, Fp32OperandsAreRefused) {
   if (!cudaDriver()) GTEST_SKIP() << "no CUDA driver or GPU";
   EXPECT_FALSE(GemmEpilogue::create({64, 64, 64}, Epilogue::kBiasGelu, DType::kF32));

@@ -1,0 +1,238 @@
+// Training steps (forward and backward) of a stack of transformer MLP blocks, y = x + GELU(x·W1 + b1)·W2 + b2,
+// in CUDA C++ on gpuscope's runtime: cuBLASLt GEMMs with their epilogues, NVRTC-fused elementwise chains,
+// and the checkpoint executor. The same layers run plain (every activation kept) and checkpointed (segments
+// from the planner, or GPUSCOPE_PLAN's count), alternating; the gradients of both are compared, and the
+// activation memory and median step time of each are printed as JSON.
+// Usage: sample_runtime_checkpoint [LAYERS=24] [TOKENS=8192] [WIDTH=1024] [STEPS=10]
+#include <nvtx3/nvToolsExt.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "../common/sample_check.h"
+#include "advisor/runtime/checkpoint_executor.h"
+#include "advisor/runtime/checkpoint_planner.h"
+#include "advisor/runtime/elementwise_expr.h"
+#include "advisor/runtime/fused_chain.h"
+#include "advisor/runtime/gemm_epilogue.h"
+#include "advisor/runtime/half_float.h"
+#include "advisor/runtime/plan_runtime.h"
+
+using namespace gpuscope::runtime;
+using gpuscope::Status;
+
+namespace {
+
+template <typename T>
+T orExit(gpuscope::Result<T> r, const char* what) {
+  if (!r) std::fprintf(stderr, "runtime_checkpoint: %s: %s\n", what, r.status().message().c_str()), std::exit(2);
+  return std::move(*r);
+}
+
+CUdeviceptr deviceRandom(size_t n, float scale, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<uint16_t> host(n);
+  for (uint16_t& h : host) h = floatToBf16(dist(rng));
+  void* p = nullptr;
+  SAMPLE_CUDA(cudaMalloc(&p, n * 2));
+  SAMPLE_CUDA(cudaMemcpy(p, host.data(), n * 2, cudaMemcpyHostToDevice));
+  return reinterpret_cast<CUdeviceptr>(p);
+}
+
+CUdeviceptr deviceBuffer(size_t bytes) {
+  void* p = nullptr;
+  SAMPLE_CUDA(cudaMalloc(&p, bytes));
+  return reinterpret_cast<CUdeviceptr>(p);
+}
+
+// The GEMMs and chains every block uses (the blocks have one shape), and the scratch their backward needs.
+struct BlockKernels {
+  int64_t m, d, h;  // tokens, width, hidden width (4·d)
+  GemmEpilogue up, down, grad_w2, grad_b2, grad_h, grad_w1, grad_b1, grad_x;
+  FusedChain add, gelu_grad;
+  bool gelu_grad_dy_first = true;
+  CUdeviceptr ones, io_scratch, dh, dpre;
+
+  static std::unique_ptr<BlockKernels> create(int64_t m, int64_t d) {
+    const int64_t h = 4 * d;
+    auto gemm = [](GemmShape s, Epilogue e) { return orExit(GemmEpilogue::create(s, e, DType::kBF16), "GEMM"); };
+    const Backward gelu = orExit(backwardChains("gelu_tanh(p)"), "GELU backward");
+    const ParsedExpr parsed = orExit(parseExpr(gelu.chains[0].expression), "GELU backward");
+    auto k = std::unique_ptr<BlockKernels>(
+        new BlockKernels{m, d, h, gemm({m, h, d}, Epilogue::kBiasGeluAux),  // pre = x·W1 + b1, h = GELU(pre)
+                         gemm({m, d, h}, Epilogue::kBias),                  // h·W2 + b2
+                         gemm({h, d, m, true, false}, Epilogue::kNone),     // dW2 = hᵀ·dy
+                         gemm({1, d, m}, Epilogue::kNone),                  // db2 = 1ᵀ·dy
+                         gemm({m, h, d, false, true}, Epilogue::kNone),     // dh = dy·W2ᵀ
+                         gemm({d, h, m, true, false}, Epilogue::kNone),     // dW1 = xᵀ·dpre
+                         gemm({1, h, m}, Epilogue::kNone),                  // db1 = 1ᵀ·dpre
+                         gemm({m, d, h, false, true}, Epilogue::kNone),     // dpre·W1ᵀ
+                         orExit(FusedChain::create("a + b", DType::kBF16), "add"),
+                         orExit(FusedChain::create(gelu.chains[0].expression, DType::kBF16), "GELU backward"),
+                         parsed.inputs[0] == gelu.grad_name, 0, 0, 0, 0});
+    std::vector<uint16_t> ones(m, floatToBf16(1.0f));
+    k->ones = deviceBuffer(m * 2);
+    SAMPLE_CUDA(cudaMemcpy(reinterpret_cast<void*>(k->ones), ones.data(), m * 2, cudaMemcpyHostToDevice));
+    k->io_scratch = deviceBuffer(m * d * 2);
+    k->dh = deviceBuffer(m * h * 2);
+    k->dpre = deviceBuffer(m * h * 2);
+    return k;
+  }
+};
+
+class MlpBlock : public CheckpointLayer {
+ public:
+  MlpBlock(BlockKernels& k, std::mt19937& rng) : k_(k) {
+    const float scale = 1.0f / std::sqrt(static_cast<float>(k.d));
+    w1_ = deviceRandom(k.d * k.h, scale, rng), b1_ = deviceRandom(k.h, 0.02f, rng);
+    w2_ = deviceRandom(k.h * k.d, scale * 0.5f, rng), b2_ = deviceRandom(k.d, 0.02f, rng);
+    for (CUdeviceptr* g : {&dw1, &dw2}) *g = deviceBuffer(k.d * k.h * 2);
+    db1 = deviceBuffer(k.h * 2), db2 = deviceBuffer(k.d * 2);
+  }
+  int64_t savedBytes() const override { return 2 * k_.m * k_.h * 2; }  // pre-activation and GELU output
+
+  Status forward(CUdeviceptr in, CUdeviceptr out, CUdeviceptr saved, CUstream stream) override {
+    const CUdeviceptr pre = saved, h = saved + k_.m * k_.h * 2;
+    GPUSCOPE_RETURN_IF_ERROR(k_.up.run(in, w1_, b1_, h, pre, stream));
+    GPUSCOPE_RETURN_IF_ERROR(k_.down.run(h, w2_, b2_, k_.io_scratch, 0, stream));
+    return k_.add.launch({in, k_.io_scratch}, out, k_.m * k_.d, stream);
+  }
+
+  Status backward(CUdeviceptr in, CUdeviceptr saved, CUdeviceptr dy, CUdeviceptr dx, CUstream stream) override {
+    const CUdeviceptr pre = saved, h = saved + k_.m * k_.h * 2;
+    GPUSCOPE_RETURN_IF_ERROR(k_.grad_w2.run(h, dy, 0, dw2, 0, stream));
+    GPUSCOPE_RETURN_IF_ERROR(k_.grad_b2.run(k_.ones, dy, 0, db2, 0, stream));
+    GPUSCOPE_RETURN_IF_ERROR(k_.grad_h.run(dy, w2_, 0, k_.dh, 0, stream));
+    const std::vector<CUdeviceptr> gelu_in =
+        k_.gelu_grad_dy_first ? std::vector<CUdeviceptr>{k_.dh, pre} : std::vector<CUdeviceptr>{pre, k_.dh};
+    GPUSCOPE_RETURN_IF_ERROR(k_.gelu_grad.launch(gelu_in, k_.dpre, k_.m * k_.h, stream));
+    GPUSCOPE_RETURN_IF_ERROR(k_.grad_w1.run(in, k_.dpre, 0, dw1, 0, stream));
+    GPUSCOPE_RETURN_IF_ERROR(k_.grad_b1.run(k_.ones, k_.dpre, 0, db1, 0, stream));
+    GPUSCOPE_RETURN_IF_ERROR(k_.grad_x.run(k_.dpre, w1_, 0, k_.io_scratch, 0, stream));
+    return k_.add.launch({dy, k_.io_scratch}, dx, k_.m * k_.d, stream);  // the residual's gradient
+  }
+
+  CUdeviceptr dw1 = 0, db1 = 0, dw2 = 0, db2 = 0;
+
+ private:
+  BlockKernels& k_;
+  CUdeviceptr w1_ = 0, b1_ = 0, w2_ = 0, b2_ = 0;
+};
+
+std::vector<float> download(CUdeviceptr p, size_t n) {
+  std::vector<uint16_t> bits(n);
+  SAMPLE_CUDA(cudaMemcpy(bits.data(), reinterpret_cast<void*>(p), n * 2, cudaMemcpyDeviceToHost));
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = bf16ToFloat(bits[i]);
+  return out;
+}
+
+// Largest difference relative to the largest magnitude: how far apart two gradients are.
+double relativeError(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
+    diff = std::max(diff, std::fabs(static_cast<double>(a[i]) - b[i]));
+    scale = std::max(scale, std::fabs(static_cast<double>(a[i])));
+  }
+  return scale > 0 ? diff / scale : INFINITY;
+}
+
+size_t deviceMemoryUsed() {
+  size_t free = 0, total = 0;
+  SAMPLE_CUDA(cudaMemGetInfo(&free, &total));
+  return total - free;
+}
+
+double stepMs(CheckpointExecutor& e, CUdeviceptr x, CUdeviceptr y, CUdeviceptr dy, CUdeviceptr dx, const char* name) {
+  SAMPLE_CUDA(cudaDeviceSynchronize());
+  const auto start = std::chrono::steady_clock::now();
+  nvtxRangePushA(name);
+  nvtxRangePushA("forward");
+  if (!e.forward(x, y, nullptr)) std::exit(2);
+  nvtxRangePop();
+  nvtxRangePushA("backward");
+  if (Status s = e.backward(dy, dx, nullptr); !s) std::fprintf(stderr, "%s\n", s.message().c_str()), std::exit(2);
+  nvtxRangePop();
+  SAMPLE_CUDA(cudaDeviceSynchronize());
+  nvtxRangePop();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int layers = argc > 1 ? std::atoi(argv[1]) : 24;
+  const int64_t tokens = argc > 2 ? std::atoll(argv[2]) : 8192, width = argc > 3 ? std::atoll(argv[3]) : 1024;
+  const int steps = argc > 4 ? std::atoi(argv[4]) : 10;
+  if (layers < 1 || tokens < 1 || width < 8 || width % 8 != 0 || steps < 1) {
+    std::fprintf(stderr, "usage: sample_runtime_checkpoint [LAYERS] [TOKENS] [WIDTH, a multiple of 8] [STEPS]\n");
+    return 2;
+  }
+  PlanRuntime plan = orExit(PlanRuntime::fromEnvironment(), "plan");
+  SAMPLE_CUDA(cudaFree(nullptr));
+  std::mt19937 rng(11);
+  std::unique_ptr<BlockKernels> kernels = BlockKernels::create(tokens, width);
+  std::vector<std::unique_ptr<MlpBlock>> blocks;
+  std::vector<CheckpointLayer*> stack;
+  std::vector<LayerCost> costs;
+  for (int l = 0; l < layers; ++l) {
+    blocks.push_back(std::make_unique<MlpBlock>(*kernels, rng));
+    stack.push_back(blocks.back().get());
+    costs.push_back({tokens * width * 2 + blocks.back()->savedBytes(), tokens * width * 2, 1});
+  }
+  const size_t io = tokens * width;
+  const CUdeviceptr x = deviceRandom(io, 1.0f, rng), dy = deviceRandom(io, 0.01f, rng);
+  const CUdeviceptr y = deviceBuffer(io * 2), dx = deviceBuffer(io * 2);
+
+  const CheckpointPlan chosen = planUniform(costs, static_cast<size_t>(plan.checkpointSegments().value_or(0)));
+  size_t before = deviceMemoryUsed();
+  CheckpointExecutor plain = orExit(CheckpointExecutor::create(stack, io * 2, {0}), "plain stack");
+  const size_t plain_device = deviceMemoryUsed() - before;
+  before = deviceMemoryUsed();
+  CheckpointExecutor checkpointed =
+      orExit(CheckpointExecutor::create(stack, io * 2, chosen.segment_starts), "segments");
+  const size_t checkpointed_device = deviceMemoryUsed() - before;
+
+  // The same step both ways on the same inputs: the gradients must agree.
+  stepMs(plain, x, y, dy, dx, "plain");
+  const std::vector<float> dx_plain = download(dx, io), dw1_plain = download(blocks[0]->dw1, width * 4 * width);
+  const std::vector<float> y_plain = download(y, io);
+  stepMs(checkpointed, x, y, dy, dx, "checkpointed");
+  const double dx_error = relativeError(dx_plain, download(dx, io));
+  const double dw1_error = relativeError(dw1_plain, download(blocks[0]->dw1, width * 4 * width));
+  const double y_error = relativeError(y_plain, download(y, io));
+
+  std::vector<double> plain_ms, checkpointed_ms;
+  for (int s = 0; s < steps; ++s) {
+    plain_ms.push_back(stepMs(plain, x, y, dy, dx, "plain"));
+    checkpointed_ms.push_back(stepMs(checkpointed, x, y, dy, dx, "checkpointed"));
+  }
+  const double p = median(plain_ms), c = median(checkpointed_ms);
+  std::printf(
+      "{\"layers\": %d, \"tokens\": %lld, \"width\": %lld, \"segments\": %zu, \"plain_step_ms\": %.3f, "
+      "\"checkpointed_step_ms\": %.3f, \"extra_time\": %.4f, \"plain_activation_bytes\": %lld, "
+      "\"checkpointed_activation_bytes\": %lld, \"activation_ratio\": %.4f, \"plain_device_bytes\": %zu, "
+      "\"checkpointed_device_bytes\": %zu, \"predicted_peak_bytes\": %lld, \"predicted_baseline_bytes\": %lld, "
+      "\"output_error\": %.3g, \"dx_error\": %.3g, \"dw1_error\": %.3g}\n",
+      layers, static_cast<long long>(tokens), static_cast<long long>(width), checkpointed.segments(), p, c, c / p - 1,
+      static_cast<long long>(plain.activationBytes()), static_cast<long long>(checkpointed.activationBytes()),
+      static_cast<double>(checkpointed.activationBytes()) / plain.activationBytes(), plain_device, checkpointed_device,
+      static_cast<long long>(chosen.peak_bytes), static_cast<long long>(chosen.baseline_bytes), y_error, dx_error,
+      dw1_error);
+  std::fprintf(stderr, "%s", plan.report().c_str());
+  const bool ok = y_error < 1e-2 && dx_error < 1e-2 && dw1_error < 1e-2 && std::isfinite(p);
+  return sampleResult("runtime_checkpoint", ok,
+                      "checkpointed output and gradients match the plain stack's (bf16 < 1e-2)");
+}
