@@ -53,6 +53,15 @@ bool PlanRuntime::shouldFuseAfterGemm(const std::vector<std::string>& elementwis
   return f != nullptr;
 }
 
+bool PlanRuntime::shouldFuseIntoProducer(const std::vector<std::string>& chain) {
+  const plan::Fix* f = fusionWhere(plan_, [&](const auto& list) {
+    return list == chain ||
+           (list.size() == chain.size() + 1 && std::equal(chain.begin(), chain.end(), list.begin() + 1));
+  });
+  if (f) applied_[f->id] = std::to_string(chain.size()) + " kernels moved into the epilogue of the kernel before them";
+  return f != nullptr;
+}
+
 std::optional<int64_t> PlanRuntime::checkpointSegments() {
   for (const plan::Fix& f : plan_.fixes) {
     if (f.kind != "checkpoint") continue;

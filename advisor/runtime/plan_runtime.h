@@ -27,6 +27,9 @@ class PlanRuntime {
   // Whether the plan fuses a GEMM with the elementwise kernels after it (the GEMM's own kernel name is
   // cuBLAS's choice, so only the kernels after it are matched); marks the fix applied.
   bool shouldFuseAfterGemm(const std::vector<std::string>& elementwise);
+  // Whether the plan fuses this chain, alone or after the kernel that produced its input (a convolution,
+  // a GEMM), where the program applies it by moving the chain into that kernel's epilogue; marks it applied.
+  bool shouldFuseIntoProducer(const std::vector<std::string>& chain);
   // The plan's checkpoint segments for a stack, if it checkpoints; marks the fix applied.
   std::optional<int64_t> checkpointSegments();
 

@@ -12,6 +12,8 @@
 #  advisor       records the advisor cases (samples/pytorch/advisor_cases.py), the memory_pool sample, and
 #                runs the GEMM padding and optimizer-step benchmarks; traces into OUT_DIR/advisor.tar.gz
 #                (ADVISOR_CASES: the cases to record, default all)
+#  cnn           samples/runtime_cnn --compare three times: conv + batch-norm + ReLU kernels against BN folded
+#                into the convolution and the ReLU in cuDNN's epilogue
 #  checkpoint    samples/runtime_checkpoint three times: 24 MLP blocks plain and checkpointed, memory and time
 #  launch_cost   host time per kernel launch (C++) and the launch-bound PyTorch loop: plain, under bare CUPTI
 #                (tests/bench/bare_cupti_injection.cpp: CUPTI's own cost, the floor under any collector) and
@@ -126,9 +128,12 @@ section_fused() {
   timeout 300 bash tests/bench/fused_chains.sh "$carry" | tee -a "$results"
 }
 
-section_loop() {
-  echo "== close the loop"
-  timeout 300 bash tests/bench/close_the_loop.sh "$carry" "$out" 2>&1 | tee -a "$results"
+section_loop() {  # LOOP_SAMPLES: the runtime samples to close the loop on (default runtime_mlp)
+  local sample
+  for sample in ${LOOP_SAMPLES:-runtime_mlp}; do
+    echo "== close the loop on $sample"
+    timeout 300 bash tests/bench/close_the_loop.sh "$carry" "$out" "$sample" 2>&1 | tee -a "$results"
+  done
 }
 
 section_advisor() {  # the advisor's cases, recorded and run plain, and the GEMM padding benchmark
@@ -146,6 +151,14 @@ section_advisor() {  # the advisor's cases, recorded and run plain, and the GEMM
   timeout 300 python3 tests/bench/optimizer_step.py | sed "s/^/optimizer_step: /" | tee -a "$results"
   ls -la "$work/advisor" | tee -a "$results"
   tar -C "$work" -czf "$out/advisor.tar.gz" advisor
+}
+
+section_cnn() {
+  echo "== CNN inference (samples/runtime_cnn --compare: 8 layers, batch 32, 64 channels, 56 x 56, fp32)"
+  local run
+  for run in 1 2 3; do
+    timeout 150 "$carry/bin/sample_runtime_cnn" --compare 8 32 64 56 50 2>&1 | sed "s/^/cnn $run: /"
+  done | tee -a "$results"
 }
 
 section_checkpoint() {

@@ -42,6 +42,17 @@ TEST(PlanRuntime, AppliesWhatTheProgramAsksForAndReportsTheRest) {
   EXPECT_NE(report.find("not applied fusion-2 (fusion): the program never reached"), std::string::npos) << report;
 }
 
+// A chain the program can move into the kernel before it matches whether or not the plan names that kernel.
+TEST(PlanRuntime, ChainsMoveIntoTheirProducer) {
+  PlanRuntime plan(samplePlan());
+  EXPECT_TRUE(plan.shouldFuseIntoProducer({"a", "b"}));        // the chain alone
+  EXPECT_TRUE(plan.shouldFuseIntoProducer({"bias", "gelu"}));  // after a GEMM
+  EXPECT_FALSE(plan.shouldFuseIntoProducer({"gelu"}));  // part of a chain is not the chain
+  const std::string report = plan.report();
+  EXPECT_NE(report.find("applied fusion-2 (fusion): 2 kernels moved into the epilogue"), std::string::npos) << report;
+  EXPECT_NE(report.find("applied fusion-3 (fusion): 2 kernels moved into the epilogue"), std::string::npos) << report;
+}
+
 TEST(PlanRuntime, ReadsGpuscopePlan) {
   testing::TempDir dir;
   ASSERT_TRUE(plan::writePlan(samplePlan(), dir.path("plan.json"), false));
