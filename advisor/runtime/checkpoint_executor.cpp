@@ -21,34 +21,50 @@ CheckpointExecutor& CheckpointExecutor::operator=(CheckpointExecutor&& other) no
   store_in_ = std::move(other.store_in_);
   store_saved_ = std::move(other.store_saved_);
   std::copy(std::begin(other.temp_), std::end(other.temp_), temp_);
+  saved_bytes_ = other.saved_bytes_;
   allocated_bytes_ = other.allocated_bytes_;
+  allocation_ = other.allocation_;
   forward_done_ = other.forward_done_;
   other.boundaries_.clear(), other.store_in_.clear(), other.store_saved_.clear();
   std::fill(std::begin(other.temp_), std::end(other.temp_), 0);
-  other.allocated_bytes_ = 0;
   return *this;
 }
 
-Status CheckpointExecutor::release() {
+std::vector<std::pair<CUdeviceptr*, int64_t>> CheckpointExecutor::buffers() {
+  std::vector<std::pair<CUdeviceptr*, int64_t>> list;
+  for (CUdeviceptr& p : boundaries_) list.push_back({&p, io_bytes_});
+  for (size_t t = 0; t < store_in_.size(); ++t) {
+    if (t > 0) list.push_back({&store_in_[t], io_bytes_});  // slot 0's input is the segment's own
+    list.push_back({&store_saved_[t], saved_bytes_});
+  }
+  for (CUdeviceptr& p : temp_) list.push_back({&p, io_bytes_});
+  return list;
+}
+
+Status CheckpointExecutor::allocate(CUstream stream) {
+  const CudaDriver& cu = *cudaDriver().value();
+  for (auto [p, bytes] : buffers()) {
+    const size_t size = static_cast<size_t>(bytes);
+    GPUSCOPE_RETURN_IF_ERROR(allocation_ == Allocation::kPerStep
+                                 ? cu.check(cu.memAllocAsync(p, size, stream), "cuMemAllocAsync")
+                                 : cu.check(cu.memAlloc(p, size), "cuMemAlloc"));
+  }
+  return Status::ok();
+}
+
+Status CheckpointExecutor::release(bool stream_ordered, CUstream stream) {
   Result<const CudaDriver*> cu = cudaDriver();
   if (!cu) return cu.status();
-  auto free_all = [&](std::vector<CUdeviceptr>& list) {
-    for (CUdeviceptr p : list) {
-      if (p) (*cu)->memFree(p);
-    }
-    list.clear();
-  };
-  free_all(boundaries_), free_all(store_in_), free_all(store_saved_);
-  for (CUdeviceptr& p : temp_) {
-    if (p) (*cu)->memFree(p);
-    p = 0;
+  for (auto [p, bytes] : buffers()) {
+    if (*p && stream_ordered) (*cu)->memFreeAsync(*p, stream);
+    if (*p && !stream_ordered) (*cu)->memFree(*p);
+    *p = 0;
   }
-  allocated_bytes_ = 0;
   return Status::ok();
 }
 
 Result<CheckpointExecutor> CheckpointExecutor::create(std::vector<CheckpointLayer*> layers, int64_t io_bytes,
-                                                      std::vector<size_t> segment_starts) {
+                                                      std::vector<size_t> segment_starts, Allocation allocation) {
   if (layers.empty() || io_bytes <= 0) return Status(ErrorKind::kUsage, "checkpointing needs layers and a size");
   if (segment_starts.empty() || segment_starts[0] != 0 ||
       !std::is_sorted(segment_starts.begin(), segment_starts.end()) || segment_starts.back() >= layers.size() ||
@@ -66,19 +82,13 @@ Result<CheckpointExecutor> CheckpointExecutor::create(std::vector<CheckpointLaye
   for (size_t s = 0; s < e.starts_.size(); ++s) longest = std::max(longest, e.segmentEnd(s) - e.starts_[s]);
   int64_t saved = 0;
   for (CheckpointLayer* layer : e.layers_) saved = std::max(saved, layer->savedBytes());
-  auto allocate = [&](int64_t bytes, CUdeviceptr& p) {
-    e.allocated_bytes_ += bytes;
-    return (*cu)->check((*cu)->memAlloc(&p, static_cast<size_t>(bytes)), "cuMemAlloc");
-  };
+  e.saved_bytes_ = std::max<int64_t>(saved, 1);
+  e.allocation_ = allocation;
   e.boundaries_.assign(e.starts_.size() - 1, 0);
-  for (CUdeviceptr& p : e.boundaries_) GPUSCOPE_RETURN_IF_ERROR(allocate(io_bytes, p));
-  e.store_in_.assign(longest, 0);  // slot 0's input is the segment's own: never copied
+  e.store_in_.assign(longest, 0);
   e.store_saved_.assign(longest, 0);
-  for (size_t t = 0; t < longest; ++t) {
-    if (t > 0) GPUSCOPE_RETURN_IF_ERROR(allocate(io_bytes, e.store_in_[t]));
-    GPUSCOPE_RETURN_IF_ERROR(allocate(std::max<int64_t>(saved, 1), e.store_saved_[t]));
-  }
-  for (CUdeviceptr& p : e.temp_) GPUSCOPE_RETURN_IF_ERROR(allocate(io_bytes, p));
+  for (auto [p, bytes] : e.buffers()) e.allocated_bytes_ += bytes;
+  if (allocation == Allocation::kOnce) GPUSCOPE_RETURN_IF_ERROR(e.allocate(nullptr));
   return e;
 }
 
@@ -104,6 +114,8 @@ Status CheckpointExecutor::forwardIntoStore(size_t segment, CUdeviceptr output, 
 // Segments before the last keep only their output (the next boundary): their layers' inputs go through two
 // temporaries and their saved bytes into the store's first slot, overwritten layer after layer.
 Status CheckpointExecutor::forward(CUdeviceptr input, CUdeviceptr output, CUstream stream) {
+  if (forward_done_) return Status(ErrorKind::kUsage, "forward again before backward");
+  if (allocation_ == Allocation::kPerStep) GPUSCOPE_RETURN_IF_ERROR(allocate(stream));
   input_ = input;
   for (size_t s = 0; s + 1 < starts_.size(); ++s) {
     CUdeviceptr in = segmentInput(s);
@@ -137,7 +149,7 @@ Status CheckpointExecutor::backward(CUdeviceptr grad_output, CUdeviceptr grad_in
       next_temp ^= 1;
     }
   }
-  return Status::ok();
+  return allocation_ == Allocation::kPerStep ? release(true, stream) : Status::ok();
 }
 
 }  // namespace gpuscope::runtime

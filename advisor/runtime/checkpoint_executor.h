@@ -25,11 +25,16 @@ class CheckpointLayer {
                           CUstream stream) = 0;
 };
 
+// When the executor's buffers (boundary inputs, the segment store, three io buffers) exist: for its whole
+// life, or from each forward pass to the end of its backward pass, stream-ordered (cuMemAllocAsync), as a
+// framework's allocator would, so that a recording shows them as activations.
+enum class Allocation { kOnce, kPerStep };
+
 class CheckpointExecutor {
  public:
-  // Allocates everything it will hold, once: boundary inputs, the segment store and three io buffers.
   static Result<CheckpointExecutor> create(std::vector<CheckpointLayer*> layers, int64_t io_bytes,
-                                           std::vector<size_t> segment_starts);
+                                           std::vector<size_t> segment_starts,
+                                           Allocation allocation = Allocation::kOnce);
   ~CheckpointExecutor();
   CheckpointExecutor(CheckpointExecutor&&) noexcept;
   CheckpointExecutor& operator=(CheckpointExecutor&&) noexcept;
@@ -38,7 +43,8 @@ class CheckpointExecutor {
   Status forward(CUdeviceptr input, CUdeviceptr output, CUstream stream);
   Status backward(CUdeviceptr grad_output, CUdeviceptr grad_input, CUstream stream);
 
-  // Device memory the executor holds for the backward pass: what checkpointing saves is measured on this.
+  // Device memory the executor holds for the backward pass (per step or for its life): what checkpointing
+  // saves is measured on this.
   int64_t activationBytes() const { return allocated_bytes_; }
   size_t segments() const { return starts_.size(); }
 
@@ -48,7 +54,11 @@ class CheckpointExecutor {
   CUdeviceptr segmentInput(size_t segment) const;
   // Runs the forward of one segment, keeping every layer's input and saved bytes in the store.
   Status forwardIntoStore(size_t segment, CUdeviceptr output, CUstream stream);
-  Status release();
+  // Every buffer with its size, in one list for allocating and freeing.
+  std::vector<std::pair<CUdeviceptr*, int64_t>> buffers();
+  Status allocate(CUstream stream);
+  // Frees every buffer at once, or stream-ordered on `stream` (the end of a per-step backward pass).
+  Status release(bool stream_ordered = false, CUstream stream = nullptr);
 
   std::vector<CheckpointLayer*> layers_;
   std::vector<size_t> starts_;
@@ -58,7 +68,9 @@ class CheckpointExecutor {
   std::vector<CUdeviceptr> store_in_;    // per layer of the longest segment: its input (slot 0 unused)
   std::vector<CUdeviceptr> store_saved_;
   CUdeviceptr temp_[3] = {0, 0, 0};
+  int64_t saved_bytes_ = 0;
   int64_t allocated_bytes_ = 0;
+  Allocation allocation_ = Allocation::kOnce;
   bool forward_done_ = false;
 };
 

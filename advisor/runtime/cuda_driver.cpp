@@ -35,7 +35,8 @@ Result<CudaDriver> load() {
       resolve(library, "cuModuleLoadData", d.moduleLoadData) &&
       resolve(library, "cuModuleGetFunction", d.moduleGetFunction) &&
       resolve(library, "cuLaunchKernel", d.launchKernel) && resolve(library, "cuMemAlloc_v2", d.memAlloc) &&
-      resolve(library, "cuMemFree_v2", d.memFree) && resolve(library, "cuMemcpyHtoD_v2", d.memcpyHtoD) &&
+      resolve(library, "cuMemFree_v2", d.memFree) && resolve(library, "cuMemAllocAsync", d.memAllocAsync) &&
+      resolve(library, "cuMemFreeAsync", d.memFreeAsync) && resolve(library, "cuMemcpyHtoD_v2", d.memcpyHtoD) &&
       resolve(library, "cuMemcpyDtoH_v2", d.memcpyDtoH) &&
       resolve(library, "cuMemcpyDtoDAsync_v2", d.memcpyDtoDAsync) && resolve(library, "cuMemsetD8_v2", d.memsetD8) &&
       resolve(library, "cuEventCreate", d.eventCreate) && resolve(library, "cuEventRecord", d.eventRecord) &&

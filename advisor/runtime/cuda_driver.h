@@ -23,6 +23,8 @@ struct CudaDriver {
   decltype(&cuLaunchKernel) launchKernel;
   decltype(&cuMemAlloc) memAlloc;
   decltype(&cuMemFree) memFree;
+  decltype(&cuMemAllocAsync) memAllocAsync;
+  decltype(&cuMemFreeAsync) memFreeAsync;
   decltype(&cuMemcpyHtoD) memcpyHtoD;
   decltype(&cuMemcpyDtoH) memcpyDtoH;
   decltype(&cuMemcpyDtoDAsync) memcpyDtoDAsync;

@@ -2,8 +2,10 @@
 // in CUDA C++ on gpuscope's runtime: cuBLASLt GEMMs with their epilogues, NVRTC-fused elementwise chains,
 // and the checkpoint executor. The same layers run plain (every activation kept) and checkpointed (segments
 // from the planner, or GPUSCOPE_PLAN's count), alternating; the gradients of both are compared, and the
-// activation memory and median step time of each are printed as JSON.
-// Usage: sample_runtime_checkpoint [LAYERS=24] [TOKENS=8192] [WIDTH=1024] [STEPS=10]
+// activation memory and median step time of each are printed as JSON (--compare). Without --compare it runs
+// one way, as a training program would: plain, or checkpointed as GPUSCOPE_PLAN says, its buffers allocated
+// each step; recorded, gpuscope's advisor sees the activations and plans the checkpointing.
+// Usage: sample_runtime_checkpoint [--compare] [LAYERS=24] [TOKENS=8192] [WIDTH=1024] [STEPS=10]
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
@@ -11,7 +13,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -170,64 +174,62 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const int layers = argc > 1 ? std::atoi(argv[1]) : 24;
-  const int64_t tokens = argc > 2 ? std::atoll(argv[2]) : 8192, width = argc > 3 ? std::atoll(argv[3]) : 1024;
-  const int steps = argc > 4 ? std::atoi(argv[4]) : 10;
-  if (layers < 1 || tokens < 1 || width < 8 || width % 8 != 0 || steps < 1) {
-    std::fprintf(stderr, "usage: sample_runtime_checkpoint [LAYERS] [TOKENS] [WIDTH, a multiple of 8] [STEPS]\n");
-    return 2;
-  }
-  PlanRuntime plan = orExit(PlanRuntime::fromEnvironment(), "plan");
-  SAMPLE_CUDA(cudaFree(nullptr));
-  std::mt19937 rng(11);
-  std::unique_ptr<BlockKernels> kernels = BlockKernels::create(tokens, width);
+// Everything both ways share: the blocks, their costs for the planner, the input and its gradient.
+struct Stack {
+  int64_t io = 0, width = 0;
+  std::unique_ptr<BlockKernels> kernels;
   std::vector<std::unique_ptr<MlpBlock>> blocks;
-  std::vector<CheckpointLayer*> stack;
+  std::vector<CheckpointLayer*> layers;
   std::vector<LayerCost> costs;
-  for (int l = 0; l < layers; ++l) {
-    blocks.push_back(std::make_unique<MlpBlock>(*kernels, rng));
-    stack.push_back(blocks.back().get());
-    costs.push_back({tokens * width * 2 + blocks.back()->savedBytes(), tokens * width * 2, 1});
-  }
-  const size_t io = tokens * width;
-  const CUdeviceptr x = deviceRandom(io, 1.0f, rng), dy = deviceRandom(io, 0.01f, rng);
-  const CUdeviceptr y = deviceBuffer(io * 2), dx = deviceBuffer(io * 2);
+  CUdeviceptr x = 0, dy = 0, y = 0, dx = 0;
 
-  const CheckpointPlan chosen = planUniform(costs, static_cast<size_t>(plan.checkpointSegments().value_or(0)));
+  Stack(int layer_count, int64_t tokens, int64_t w, std::mt19937& rng) : io(tokens * w), width(w) {
+    kernels = BlockKernels::create(tokens, w);
+    for (int l = 0; l < layer_count; ++l) {
+      blocks.push_back(std::make_unique<MlpBlock>(*kernels, rng));
+      layers.push_back(blocks.back().get());
+      costs.push_back({io * 2 + blocks.back()->savedBytes(), io * 2, 1});
+    }
+    x = deviceRandom(io, 1.0f, rng), dy = deviceRandom(io, 0.01f, rng);
+    y = deviceBuffer(io * 2), dx = deviceBuffer(io * 2);
+  }
+};
+
+// --compare: plain and checkpointed side by side, buffers allocated once, gradients compared.
+int compareBothWays(Stack& st, PlanRuntime& plan, int steps) {
+  const CheckpointPlan chosen = planUniform(st.costs, static_cast<size_t>(plan.checkpointSegments().value_or(0)));
   size_t before = deviceMemoryUsed();
-  CheckpointExecutor plain = orExit(CheckpointExecutor::create(stack, io * 2, {0}), "plain stack");
+  CheckpointExecutor plain = orExit(CheckpointExecutor::create(st.layers, st.io * 2, {0}), "plain stack");
   const size_t plain_device = deviceMemoryUsed() - before;
   before = deviceMemoryUsed();
   CheckpointExecutor checkpointed =
-      orExit(CheckpointExecutor::create(stack, io * 2, chosen.segment_starts), "segments");
+      orExit(CheckpointExecutor::create(st.layers, st.io * 2, chosen.segment_starts), "segments");
   const size_t checkpointed_device = deviceMemoryUsed() - before;
 
   // The same step both ways on the same inputs: the gradients must agree.
-  stepMs(plain, x, y, dy, dx, "plain");
-  const std::vector<float> dx_plain = download(dx, io), dw1_plain = download(blocks[0]->dw1, width * 4 * width);
-  const std::vector<float> y_plain = download(y, io);
-  stepMs(checkpointed, x, y, dy, dx, "checkpointed");
-  const double dx_error = relativeError(dx_plain, download(dx, io));
-  const double dw1_error = relativeError(dw1_plain, download(blocks[0]->dw1, width * 4 * width));
-  const double y_error = relativeError(y_plain, download(y, io));
+  const size_t dw1_size = st.width * 4 * st.width;
+  stepMs(plain, st.x, st.y, st.dy, st.dx, "plain");
+  const std::vector<float> dx_plain = download(st.dx, st.io), dw1_plain = download(st.blocks[0]->dw1, dw1_size);
+  const std::vector<float> y_plain = download(st.y, st.io);
+  stepMs(checkpointed, st.x, st.y, st.dy, st.dx, "checkpointed");
+  const double dx_error = relativeError(dx_plain, download(st.dx, st.io));
+  const double dw1_error = relativeError(dw1_plain, download(st.blocks[0]->dw1, dw1_size));
+  const double y_error = relativeError(y_plain, download(st.y, st.io));
 
   std::vector<double> plain_ms, checkpointed_ms;
   for (int s = 0; s < steps; ++s) {
-    plain_ms.push_back(stepMs(plain, x, y, dy, dx, "plain"));
-    checkpointed_ms.push_back(stepMs(checkpointed, x, y, dy, dx, "checkpointed"));
+    plain_ms.push_back(stepMs(plain, st.x, st.y, st.dy, st.dx, "plain"));
+    checkpointed_ms.push_back(stepMs(checkpointed, st.x, st.y, st.dy, st.dx, "checkpointed"));
   }
   const double p = median(plain_ms), c = median(checkpointed_ms);
   std::printf(
-      "{\"layers\": %d, \"tokens\": %lld, \"width\": %lld, \"segments\": %zu, \"plain_step_ms\": %.3f, "
-      "\"checkpointed_step_ms\": %.3f, \"extra_time\": %.4f, \"plain_activation_bytes\": %lld, "
-      "\"checkpointed_activation_bytes\": %lld, \"activation_ratio\": %.4f, \"plain_device_bytes\": %zu, "
-      "\"checkpointed_device_bytes\": %zu, \"predicted_peak_bytes\": %lld, \"predicted_baseline_bytes\": %lld, "
-      "\"output_error\": %.3g, \"dx_error\": %.3g, \"dw1_error\": %.3g}\n",
-      layers, static_cast<long long>(tokens), static_cast<long long>(width), checkpointed.segments(), p, c, c / p - 1,
-      static_cast<long long>(plain.activationBytes()), static_cast<long long>(checkpointed.activationBytes()),
+      "{\"layers\": %zu, \"segments\": %zu, \"plain_step_ms\": %.3f, \"checkpointed_step_ms\": %.3f, "
+      "\"extra_time\": %.4f, \"plain_activation_bytes\": %lld, \"checkpointed_activation_bytes\": %lld, "
+      "\"activation_ratio\": %.4f, \"plain_device_bytes\": %zu, \"checkpointed_device_bytes\": %zu, "
+      "\"predicted_peak_bytes\": %lld, \"predicted_baseline_bytes\": %lld, \"output_error\": %.3g, "
+      "\"dx_error\": %.3g, \"dw1_error\": %.3g}\n",
+      st.layers.size(), checkpointed.segments(), p, c, c / p - 1, static_cast<long long>(plain.activationBytes()),
+      static_cast<long long>(checkpointed.activationBytes()),
       static_cast<double>(checkpointed.activationBytes()) / plain.activationBytes(), plain_device, checkpointed_device,
       static_cast<long long>(chosen.peak_bytes), static_cast<long long>(chosen.baseline_bytes), y_error, dx_error,
       dw1_error);
@@ -235,4 +237,48 @@ int main(int argc, char** argv) {
   const bool ok = y_error < 1e-2 && dx_error < 1e-2 && dw1_error < 1e-2 && std::isfinite(p);
   return sampleResult("runtime_checkpoint", ok,
                       "checkpointed output and gradients match the plain stack's (bf16 < 1e-2)");
+}
+
+// The program's own way: plain, or checkpointed in the segments GPUSCOPE_PLAN asks for, with the buffers
+// allocated on each forward pass and freed after the backward pass, as a framework's allocator would.
+int runAsPlanned(Stack& st, PlanRuntime& plan, int steps) {
+  cudaMemPool_t pool;  // keep freed blocks in the pool between steps, as PyTorch's caching allocator does
+  SAMPLE_CUDA(cudaDeviceGetDefaultMemPool(&pool, 0));
+  uint64_t keep = UINT64_MAX;
+  SAMPLE_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  const std::optional<int64_t> segments = plan.checkpointSegments();
+  const std::vector<size_t> starts =
+      segments ? planUniform(st.costs, static_cast<size_t>(*segments)).segment_starts : std::vector<size_t>{0};
+  CheckpointExecutor e =
+      orExit(CheckpointExecutor::create(st.layers, st.io * 2, starts, Allocation::kPerStep), "stack");
+  std::vector<double> times;
+  for (int s = 0; s < steps; ++s) times.push_back(stepMs(e, st.x, st.y, st.dy, st.dx, "step"));
+  const std::vector<float> dx = download(st.dx, st.io);
+  double sum = 0;
+  for (float v : dx) sum += std::fabs(v);
+  std::printf(
+      "{\"segments\": %zu, \"median_step_ms\": %.3f, \"activation_bytes\": %lld, \"input_grad_abs_sum\": %.6g}\n",
+      e.segments(), median(times), static_cast<long long>(e.activationBytes()), sum);
+  std::fprintf(stderr, "%s", plan.report().c_str());
+  return sampleResult("runtime_checkpoint", std::isfinite(sum) && sum > 0, "the input gradient is finite and non-zero");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool compare = argc > 1 && std::strcmp(argv[1], "--compare") == 0;
+  const int first = compare ? 2 : 1;
+  auto arg = [&](int i, long long fallback) { return argc > first + i ? std::atoll(argv[first + i]) : fallback; };
+  const int layers = static_cast<int>(arg(0, 24)), steps = static_cast<int>(arg(3, 10));
+  const int64_t tokens = arg(1, 8192), width = arg(2, 1024);
+  if (layers < 1 || tokens < 1 || width < 8 || width % 8 != 0 || steps < 1) {
+    std::fprintf(stderr,
+                 "usage: sample_runtime_checkpoint [--compare] [LAYERS] [TOKENS] [WIDTH, a multiple of 8] [STEPS]\n");
+    return 2;
+  }
+  PlanRuntime plan = orExit(PlanRuntime::fromEnvironment(), "plan");
+  SAMPLE_CUDA(cudaFree(nullptr));
+  std::mt19937 rng(11);
+  Stack st(layers, tokens, width, rng);
+  return compare ? compareBothWays(st, plan, steps) : runAsPlanned(st, plan, steps);
 }

@@ -165,7 +165,7 @@ section_checkpoint() {
   echo "== checkpointing (samples/runtime_checkpoint: 24 blocks, 8,192 tokens, 1,024 wide, 20 steps)"
   local run
   for run in 1 2 3; do
-    timeout 150 "$carry/bin/sample_runtime_checkpoint" 24 8192 1024 20 2>&1 | sed "s/^/checkpoint $run: /"
+    timeout 150 "$carry/bin/sample_runtime_checkpoint" --compare 24 8192 1024 20 2>&1 | sed "s/^/checkpoint $run: /"
   done | tee -a "$results"
 }
 

@@ -44,7 +44,8 @@ struct StackResult {
   std::vector<float> output, grad_input;
 };
 
-StackResult runWith(const CudaDriver& cu, std::vector<CheckpointLayer*> stack, std::vector<size_t> starts) {
+StackResult runWith(const CudaDriver& cu, std::vector<CheckpointLayer*> stack, std::vector<size_t> starts,
+                    Allocation allocation = Allocation::kOnce) {
   std::vector<float> x(kN), dy(kN);
   for (int64_t i = 0; i < kN; ++i) x[i] = std::sin(0.01f * i) * 2, dy[i] = std::cos(0.003f * i);
   CUdeviceptr dx_in = 0, dy_in = 0, out = 0, grad = 0;
@@ -53,7 +54,7 @@ StackResult runWith(const CudaDriver& cu, std::vector<CheckpointLayer*> stack, s
   cu.memcpyHtoD(dy_in, dy.data(), kN * 4);
   StackResult r{std::vector<float>(kN), std::vector<float>(kN)};
   {
-    Result<CheckpointExecutor> e = CheckpointExecutor::create(stack, kN * 4, starts);
+    Result<CheckpointExecutor> e = CheckpointExecutor::create(stack, kN * 4, starts, allocation);
     EXPECT_TRUE(e) << e.status().message();
     if (e) {
       EXPECT_FALSE(e->backward(dy_in, grad, nullptr));  // no forward yet
@@ -91,6 +92,10 @@ TEST(CheckpointExecutorGpu, EverySegmentationGivesThePlainResult) {
     EXPECT_EQ(checkpointed.grad_input, plain.grad_input);
     for (auto& l : layers) EXPECT_EQ(l->backward_calls, 1);
   }
+  // Buffers allocated on each forward pass and freed after its backward pass, stream-ordered.
+  const StackResult per_step = runWith(**driver, stack, {0, 2, 4}, Allocation::kPerStep);
+  EXPECT_EQ(per_step.output, plain.output);
+  EXPECT_EQ(per_step.grad_input, plain.grad_input);
 }
 
 }  // namespace
