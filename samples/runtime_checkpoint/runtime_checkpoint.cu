@@ -206,11 +206,18 @@ int compareBothWays(Stack& st, PlanRuntime& plan, int steps) {
       orExit(CheckpointExecutor::create(st.layers, st.io * 2, chosen.segment_starts), "segments");
   const size_t checkpointed_device = deviceMemoryUsed() - before;
 
-  // The same step both ways on the same inputs: the gradients must agree.
+  // The same step both ways on the same inputs: the gradients must agree. Outputs are poisoned (NaN)
+  // before each run, so an element left unwritten cannot pass.
   const size_t dw1_size = st.width * 4 * st.width;
+  auto poison = [&] {
+    for (CUdeviceptr p : {st.y, st.dx}) SAMPLE_CUDA(cudaMemset(reinterpret_cast<void*>(p), 0xff, st.io * 2));
+    SAMPLE_CUDA(cudaMemset(reinterpret_cast<void*>(st.blocks[0]->dw1), 0xff, dw1_size * 2));
+  };
+  poison();
   stepMs(plain, st.x, st.y, st.dy, st.dx, "plain");
   const std::vector<float> dx_plain = download(st.dx, st.io), dw1_plain = download(st.blocks[0]->dw1, dw1_size);
   const std::vector<float> y_plain = download(st.y, st.io);
+  poison();
   stepMs(checkpointed, st.x, st.y, st.dy, st.dx, "checkpointed");
   const double dx_error = relativeError(dx_plain, download(st.dx, st.io));
   const double dw1_error = relativeError(dw1_plain, download(st.blocks[0]->dw1, dw1_size));
