@@ -26,7 +26,7 @@ struct CacheKey {
 };
 
 struct Compiled {
-  CUfunction vector, scalar;
+  CUfunction vector, scalar, rows;
   int arch, sms;
 };
 
@@ -48,11 +48,13 @@ Result<Compiled> compileFor(const CudaDriver& cu, const ParsedExpr& expr, DType 
   if (!cubin) return cubin.status();
   CUmodule module;
   GPUSCOPE_RETURN_IF_ERROR(cu.check(cu.moduleLoadData(&module, cubin->data()), "cuModuleLoadData"));
-  Compiled c{nullptr, nullptr, arch, sms};
+  Compiled c{nullptr, nullptr, nullptr, arch, sms};
   GPUSCOPE_RETURN_IF_ERROR(
       cu.check(cu.moduleGetFunction(&c.vector, module, std::string(kVectorKernel).c_str()), "cuModuleGetFunction"));
   GPUSCOPE_RETURN_IF_ERROR(
       cu.check(cu.moduleGetFunction(&c.scalar, module, std::string(kScalarKernel).c_str()), "cuModuleGetFunction"));
+  GPUSCOPE_RETURN_IF_ERROR(
+      cu.check(cu.moduleGetFunction(&c.rows, module, std::string(kRowsKernel).c_str()), "cuModuleGetFunction"));
   ++compiled;
   return c;
 }
@@ -80,6 +82,7 @@ Result<FusedChain> FusedChain::create(std::string_view expression, DType dtype) 
   FusedChain chain;
   chain.vector_ = it->second.vector;
   chain.scalar_ = it->second.scalar;
+  chain.rows_ = it->second.rows;
   chain.inputs_ = expr->inputs.size();
   chain.dtype_ = dtype;
   chain.blocks_limit_ = it->second.sms * 8;
@@ -120,6 +123,31 @@ Status FusedChain::launch(const std::vector<CUdeviceptr>& inputs, CUdeviceptr ou
                  "cuLaunchKernel"));
   }
   return Status::ok();
+}
+
+Status FusedChain::reduceRows(const std::vector<CUdeviceptr>& inputs, CUdeviceptr out, int64_t rows, int64_t cols,
+                              Reduction op, CUstream stream) const {
+  if (inputs.size() != inputs_) {
+    return Status(ErrorKind::kUsage,
+                  "the chain takes " + std::to_string(inputs_) + " inputs, not " + std::to_string(inputs.size()));
+  }
+  if (rows <= 0 || cols <= 0) return Status(ErrorKind::kUsage, "a row reduction needs rows and columns");
+  const CudaDriver& cu = *cudaDriver().value();
+  int vectorized = cols % vectorWidth(dtype_) == 0;
+  for (CUdeviceptr p : inputs) vectorized = vectorized && p % 16 == 0;
+  std::vector<CUdeviceptr> pointers(inputs);
+  pointers.push_back(out);
+  std::vector<void*> args;
+  for (CUdeviceptr& p : pointers) args.push_back(&p);
+  long long r = rows, c = cols;
+  int kind = static_cast<int>(op);
+  for (void* a :
+       {static_cast<void*>(&r), static_cast<void*>(&c), static_cast<void*>(&kind), static_cast<void*>(&vectorized)}) {
+    args.push_back(a);
+  }
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>(rows, 65535));
+  return cu.check(cu.launchKernel(rows_, blocks, 1, 1, kThreads, 1, 1, 0, stream, args.data(), nullptr),
+                  "cuLaunchKernel");
 }
 
 }  // namespace gpuscope::runtime

@@ -22,9 +22,13 @@ class FusedChain {
   DType dtype() const { return dtype_; }
   // out[i] = expression(inputs[0][i], inputs[1][i], ...) for i < n: device pointers, all of the chain's type.
   Status launch(const std::vector<CUdeviceptr>& inputs, CUdeviceptr out, int64_t n, CUstream stream) const;
+  // The chain reduced along each row of rows × cols inputs (row-major): out[r] = sum, max or mean over c of
+  // expression(inputs[0][r·cols + c], ...), accumulated in fp32; out holds rows values of the chain's type.
+  Status reduceRows(const std::vector<CUdeviceptr>& inputs, CUdeviceptr out, int64_t rows, int64_t cols, Reduction op,
+                    CUstream stream) const;
 
  private:
-  CUfunction vector_ = nullptr, scalar_ = nullptr;
+  CUfunction vector_ = nullptr, scalar_ = nullptr, rows_ = nullptr;
   size_t inputs_ = 0;
   DType dtype_ = DType::kF32;
   int blocks_limit_ = 0;  // enough blocks to fill the device; grid-stride loops do the rest

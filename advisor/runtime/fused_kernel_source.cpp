@@ -106,6 +106,56 @@ std::string parameters(const ParsedExpr& expr) {
   return p + "T* __restrict__ out";
 }
 
+// The row-reduction kernel: each thread folds its share of a row, then the warps' and the block's partial
+// results are combined with shuffles through shared memory.
+std::string rowsKernel(const ParsedExpr& expr, const std::string& vec, const std::string& body) {
+  std::string src = "extern \"C\" __global__ void " + std::string(kRowsKernel) + "(" + parameters(expr) +
+                    ", long long rows, long long cols, int op, int vectorized) {\n";
+  src +=
+      "  __shared__ float partial[32];\n"
+      "  const float identity = op == 1 ? __int_as_float(0xff800000) : 0.0f;  // -inf for max\n"
+      "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n"
+      "    float acc = identity;\n"
+      "    const long long base = row * cols;\n"
+      "    if (vectorized) {\n"
+      "      for (long long v = threadIdx.x; v < cols / " +
+      vec + "; v += blockDim.x) {\n";
+  for (size_t i = 0; i < expr.inputs.size(); ++i) {
+    const std::string n = std::to_string(i);
+    src += "        __align__(16) T a" + n + "[" + vec + "];\n        *reinterpret_cast<uint4*>(a" + n +
+           ") = __ldg(reinterpret_cast<const uint4*>(in" + n + " + base) + v);\n";
+  }
+  src += "#pragma unroll\n        for (int k = 0; k < " + vec + "; ++k) {\n";
+  for (size_t i = 0; i < expr.inputs.size(); ++i) {
+    src += "          const float x" + std::to_string(i) + " = to_f(a" + std::to_string(i) + "[k]);\n";
+  }
+  src += "          const float value = " + body + ";\n          acc = op == 1 ? fmaxf(acc, value) : acc + value;\n";
+  src += "        }\n      }\n    } else {\n      for (long long c = threadIdx.x; c < cols; c += blockDim.x) {\n";
+  for (size_t i = 0; i < expr.inputs.size(); ++i) {
+    src += "        const float x" + std::to_string(i) + " = to_f(in" + std::to_string(i) + "[base + c]);\n";
+  }
+  src += "        const float value = " + body + ";\n        acc = op == 1 ? fmaxf(acc, value) : acc + value;\n";
+  src +=
+      "      }\n    }\n"
+      "    for (int o = 16; o > 0; o >>= 1) {\n"
+      "      const float other = __shfl_xor_sync(0xffffffffu, acc, o);\n"
+      "      acc = op == 1 ? fmaxf(acc, other) : acc + other;\n"
+      "    }\n"
+      "    if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = acc;\n"
+      "    __syncthreads();\n"
+      "    if (threadIdx.x < 32) {\n"
+      "      acc = threadIdx.x < (blockDim.x >> 5) ? partial[threadIdx.x] : identity;\n"
+      "      for (int o = 16; o > 0; o >>= 1) {\n"
+      "        const float other = __shfl_xor_sync(0xffffffffu, acc, o);\n"
+      "        acc = op == 1 ? fmaxf(acc, other) : acc + other;\n"
+      "      }\n"
+      "      if (threadIdx.x == 0) out[row] = from_f(op == 2 ? acc / (float)cols : acc);\n"
+      "    }\n"
+      "    __syncthreads();  // partial[] is reused by the next row\n"
+      "  }\n}\n";
+  return src;
+}
+
 }  // namespace
 
 std::string fusedKernelSource(const ParsedExpr& expr, DType dtype) {
@@ -138,7 +188,7 @@ std::string fusedKernelSource(const ParsedExpr& expr, DType dtype) {
     src += "    const float x" + std::to_string(i) + " = to_f(in" + std::to_string(i) + "[i]);\n";
   }
   src += "    out[i] = from_f(" + body + ");\n  }\n}\n";
-  return src;
+  return src + rowsKernel(expr, vec, body);
 }
 
 }  // namespace gpuscope::runtime

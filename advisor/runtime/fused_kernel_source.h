@@ -21,6 +21,11 @@ inline constexpr std::string_view kVectorKernel = "gpuscope_fused_vec";
 // Arguments: inputs..., output, number of vectors.
 inline constexpr std::string_view kScalarKernel = "gpuscope_fused_scalar";
 // Arguments: inputs..., output, first element, number of elements.
+inline constexpr std::string_view kRowsKernel = "gpuscope_fused_rows";
+// The chain reduced along rows: out[r] = reduce over c of chain(in[r·cols + c]), one block per row, fp32
+// accumulation. Arguments: inputs..., output, rows, cols, Reduction as int, 1 for 16-byte loads (cols a
+// multiple of the vector width, pointers aligned) else 0.
+enum class Reduction { kSum = 0, kMax = 1, kMean = 2 };
 
 std::string fusedKernelSource(const ParsedExpr& expr, DType dtype);
 

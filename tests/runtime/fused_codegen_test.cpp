@@ -52,6 +52,8 @@ TEST(FusedKernelSource, CompilesForHopperInEveryType) {
     ASSERT_TRUE(ptx) << ptx.status().message() << "\n" << source;
     EXPECT_NE(ptx->find(".entry gpuscope_fused_vec"), std::string::npos);
     EXPECT_NE(ptx->find(".entry gpuscope_fused_scalar"), std::string::npos);
+    EXPECT_NE(ptx->find(".entry gpuscope_fused_rows"), std::string::npos);  // the row reduction
+    EXPECT_NE(ptx->find("shfl.sync.bfly"), std::string::npos);
     EXPECT_NE(ptx->find("ld.global.nc.v4."), std::string::npos);  // 16-byte loads
     EXPECT_NE(ptx->find("st.global.v4."), std::string::npos);     // and stores
     Result<std::string> cubin = compileCuda(source, "chain.cu", 90, CodeKind::kCubin);
