@@ -59,6 +59,11 @@ Result<Compiled> compileFor(const CudaDriver& cu, const ParsedExpr& expr, DType 
   return c;
 }
 
+// Whether every pointer allows the 16-byte vector loads.
+bool aligned16(const std::vector<CUdeviceptr>& pointers) {
+  return std::all_of(pointers.begin(), pointers.end(), [](CUdeviceptr p) { return p % 16 == 0; });
+}
+
 }  // namespace
 
 int64_t fusedChainsCompiled() { return compiled.load(); }
@@ -89,15 +94,17 @@ Result<FusedChain> FusedChain::create(std::string_view expression, DType dtype) 
   return chain;
 }
 
+Status FusedChain::checkInputs(const std::vector<CUdeviceptr>& inputs) const {
+  if (inputs.size() == inputs_) return Status::ok();
+  return Status(ErrorKind::kUsage,
+                "the chain takes " + std::to_string(inputs_) + " inputs, not " + std::to_string(inputs.size()));
+}
+
 Status FusedChain::launch(const std::vector<CUdeviceptr>& inputs, CUdeviceptr out, int64_t n, CUstream stream) const {
-  if (inputs.size() != inputs_) {
-    return Status(ErrorKind::kUsage,
-                  "the chain takes " + std::to_string(inputs_) + " inputs, not " + std::to_string(inputs.size()));
-  }
+  GPUSCOPE_RETURN_IF_ERROR(checkInputs(inputs));
   if (n <= 0) return Status::ok();
   const CudaDriver& cu = *cudaDriver().value();
-  bool aligned = out % 16 == 0;
-  for (CUdeviceptr p : inputs) aligned = aligned && p % 16 == 0;
+  const bool aligned = out % 16 == 0 && aligned16(inputs);
   const int64_t width = vectorWidth(dtype_);
   long long vectors = aligned ? n / width : 0;
   long long begin = vectors * width, end = n;
@@ -127,14 +134,10 @@ Status FusedChain::launch(const std::vector<CUdeviceptr>& inputs, CUdeviceptr ou
 
 Status FusedChain::reduceRows(const std::vector<CUdeviceptr>& inputs, CUdeviceptr out, int64_t rows, int64_t cols,
                               Reduction op, CUstream stream) const {
-  if (inputs.size() != inputs_) {
-    return Status(ErrorKind::kUsage,
-                  "the chain takes " + std::to_string(inputs_) + " inputs, not " + std::to_string(inputs.size()));
-  }
+  GPUSCOPE_RETURN_IF_ERROR(checkInputs(inputs));
   if (rows <= 0 || cols <= 0) return Status(ErrorKind::kUsage, "a row reduction needs rows and columns");
   const CudaDriver& cu = *cudaDriver().value();
-  int vectorized = cols % vectorWidth(dtype_) == 0;
-  for (CUdeviceptr p : inputs) vectorized = vectorized && p % 16 == 0;
+  int vectorized = cols % vectorWidth(dtype_) == 0 && aligned16(inputs);
   std::vector<CUdeviceptr> pointers(inputs);
   pointers.push_back(out);
   std::vector<void*> args;

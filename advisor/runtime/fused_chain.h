@@ -28,6 +28,8 @@ class FusedChain {
                     CUstream stream) const;
 
  private:
+  Status checkInputs(const std::vector<CUdeviceptr>& inputs) const;
+
   CUfunction vector_ = nullptr, scalar_ = nullptr, rows_ = nullptr;
   size_t inputs_ = 0;
   DType dtype_ = DType::kF32;
