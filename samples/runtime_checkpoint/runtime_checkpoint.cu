@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../common/sample_check.h"
+#include "../common/sample_runtime.h"
 #include "advisor/runtime/checkpoint_executor.h"
 #include "advisor/runtime/checkpoint_planner.h"
 #include "advisor/runtime/elementwise_expr.h"
@@ -33,11 +34,7 @@ using gpuscope::Status;
 
 namespace {
 
-template <typename T>
-T orExit(gpuscope::Result<T> r, const char* what) {
-  if (!r) std::fprintf(stderr, "runtime_checkpoint: %s: %s\n", what, r.status().message().c_str()), std::exit(2);
-  return std::move(*r);
-}
+constexpr char kSample[] = "runtime_checkpoint";
 
 CUdeviceptr deviceRandom(size_t n, float scale, std::mt19937& rng) {
   std::uniform_real_distribution<float> dist(-scale, scale);
@@ -65,9 +62,11 @@ struct BlockKernels {
 
   static std::unique_ptr<BlockKernels> create(int64_t m, int64_t d) {
     const int64_t h = 4 * d;
-    auto gemm = [](GemmShape s, Epilogue e) { return orExit(GemmEpilogue::create(s, e, DType::kBF16), "GEMM"); };
-    const Backward gelu = orExit(backwardChains("gelu_tanh(p)"), "GELU backward");
-    const ParsedExpr parsed = orExit(parseExpr(gelu.chains[0].expression), "GELU backward");
+    auto gemm = [](GemmShape s, Epilogue e) {
+      return orExit(GemmEpilogue::create(s, e, DType::kBF16), kSample, "GEMM");
+    };
+    const Backward gelu = orExit(backwardChains("gelu_tanh(p)"), kSample, "GELU backward");
+    const ParsedExpr parsed = orExit(parseExpr(gelu.chains[0].expression), kSample, "GELU backward");
     auto k = std::unique_ptr<BlockKernels>(
         new BlockKernels{m, d, h, gemm({m, h, d}, Epilogue::kBiasGeluAux),  // pre = x·W1 + b1, h = GELU(pre)
                          gemm({m, d, h}, Epilogue::kBias),                  // h·W2 + b2
@@ -77,8 +76,8 @@ struct BlockKernels {
                          gemm({d, h, m, true, false}, Epilogue::kNone),     // dW1 = xᵀ·dpre
                          gemm({1, h, m}, Epilogue::kNone),                  // db1 = 1ᵀ·dpre
                          gemm({m, d, h, false, true}, Epilogue::kNone),     // dpre·W1ᵀ
-                         orExit(FusedChain::create("a + b", DType::kBF16), "add"),
-                         orExit(FusedChain::create(gelu.chains[0].expression, DType::kBF16), "GELU backward"),
+                         orExit(FusedChain::create("a + b", DType::kBF16), kSample, "add"),
+                         orExit(FusedChain::create(gelu.chains[0].expression, DType::kBF16), kSample, "GELU backward"),
                          parsed.inputs[0] == gelu.grad_name, 0, 0, 0, 0});
     std::vector<uint16_t> ones(m, floatToBf16(1.0f));
     k->ones = deviceBuffer(m * 2);
@@ -137,17 +136,6 @@ std::vector<float> download(CUdeviceptr p, size_t n) {
   return out;
 }
 
-// Largest difference relative to the largest magnitude: how far apart two gradients are.
-double relativeError(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
-    diff = std::max(diff, std::fabs(static_cast<double>(a[i]) - b[i]));
-    scale = std::max(scale, std::fabs(static_cast<double>(a[i])));
-  }
-  return scale > 0 ? diff / scale : INFINITY;
-}
-
 size_t deviceMemoryUsed() {
   size_t free = 0, total = 0;
   SAMPLE_CUDA(cudaMemGetInfo(&free, &total));
@@ -167,11 +155,6 @@ double stepMs(CheckpointExecutor& e, CUdeviceptr x, CUdeviceptr y, CUdeviceptr d
   SAMPLE_CUDA(cudaDeviceSynchronize());
   nvtxRangePop();
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // Everything both ways share: the blocks, their costs for the planner, the input and its gradient.
@@ -199,11 +182,11 @@ struct Stack {
 int compareBothWays(Stack& st, PlanRuntime& plan, int steps) {
   const CheckpointPlan chosen = planUniform(st.costs, static_cast<size_t>(plan.checkpointSegments().value_or(0)));
   size_t before = deviceMemoryUsed();
-  CheckpointExecutor plain = orExit(CheckpointExecutor::create(st.layers, st.io * 2, {0}), "plain stack");
+  CheckpointExecutor plain = orExit(CheckpointExecutor::create(st.layers, st.io * 2, {0}), kSample, "plain stack");
   const size_t plain_device = deviceMemoryUsed() - before;
   before = deviceMemoryUsed();
   CheckpointExecutor checkpointed =
-      orExit(CheckpointExecutor::create(st.layers, st.io * 2, chosen.segment_starts), "segments");
+      orExit(CheckpointExecutor::create(st.layers, st.io * 2, chosen.segment_starts), kSample, "segments");
   const size_t checkpointed_device = deviceMemoryUsed() - before;
 
   // The same step both ways on the same inputs: the gradients must agree. Outputs are poisoned (NaN)
@@ -257,7 +240,7 @@ int runAsPlanned(Stack& st, PlanRuntime& plan, int steps) {
   const std::vector<size_t> starts =
       segments ? planUniform(st.costs, static_cast<size_t>(*segments)).segment_starts : std::vector<size_t>{0};
   CheckpointExecutor e =
-      orExit(CheckpointExecutor::create(st.layers, st.io * 2, starts, Allocation::kPerStep), "stack");
+      orExit(CheckpointExecutor::create(st.layers, st.io * 2, starts, Allocation::kPerStep), kSample, "stack");
   std::vector<double> times;
   for (int s = 0; s < steps; ++s) times.push_back(stepMs(e, st.x, st.y, st.dy, st.dx, "step"));
   const std::vector<float> dx = download(st.dx, st.io);
@@ -283,7 +266,7 @@ int main(int argc, char** argv) {
                  "usage: sample_runtime_checkpoint [--compare] [LAYERS] [TOKENS] [WIDTH, a multiple of 8] [STEPS]\n");
     return 2;
   }
-  PlanRuntime plan = orExit(PlanRuntime::fromEnvironment(), "plan");
+  PlanRuntime plan = orExit(PlanRuntime::fromEnvironment(), kSample, "plan");
   SAMPLE_CUDA(cudaFree(nullptr));
   std::mt19937 rng(11);
   Stack st(layers, tokens, width, rng);

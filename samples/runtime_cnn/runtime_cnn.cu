@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../common/sample_check.h"
+#include "../common/sample_runtime.h"
 #include "advisor/runtime/conv_bn_fold.h"
 #include "advisor/runtime/conv_epilogue.h"
 #include "advisor/runtime/plan_runtime.h"
@@ -38,11 +39,7 @@ extern "C" __global__ void cnn_relu(float* y, long long n) {
 
 namespace {
 
-template <typename T>
-T orExit(gpuscope::Result<T> r, const char* what) {
-  if (!r) std::fprintf(stderr, "runtime_cnn: %s: %s\n", what, r.status().message().c_str()), std::exit(2);
-  return std::move(*r);
-}
+constexpr char kSample[] = "runtime_cnn";
 
 float* upload(const std::vector<float>& v) {
   float* p = nullptr;
@@ -74,7 +71,7 @@ Layer makeLayer(int64_t channels, std::mt19937& rng) {
     scale[c] = bn.gamma[c] / std::sqrt(bn.running_var[c] + bn.eps);
     shift[c] = bn.beta[c] - bn.running_mean[c] * scale[c];
   }
-  const ConvWeights folded = orExit(foldBatchNorm(conv, bn), "folding batch-norm");
+  const ConvWeights folded = orExit(foldBatchNorm(conv, bn), kSample, "folding batch-norm");
   return {upload(conv.weight), upload(scale), upload(shift), upload(folded.weight), upload(folded.bias)};
 }
 
@@ -120,11 +117,6 @@ std::vector<float> download(const float* p, size_t n) {
   return v;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,15 +128,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: sample_runtime_cnn [--compare] [LAYERS] [BATCH] [CHANNELS] [SIZE>=3] [STEPS]\n");
     return 2;
   }
-  PlanRuntime plan = orExit(PlanRuntime::fromEnvironment(), "plan");
+  PlanRuntime plan = orExit(PlanRuntime::fromEnvironment(), kSample, "plan");
   // The advisor names the chain after the convolution; it is applied by moving it into the convolution.
   const bool fuse = plan.shouldFuseIntoProducer({"cnn_batch_norm", "cnn_relu"});
   SAMPLE_CUDA(cudaFree(nullptr));
   const ConvShape shape{batch, channels, size, size, channels, 3, 3, 1, 1};
   std::mt19937 rng(5);
   Network net{shape,
-              orExit(ConvEpilogue::create(shape, ConvEpilogueKind::kNone), "convolution"),
-              orExit(ConvEpilogue::create(shape, ConvEpilogueKind::kBiasRelu), "fused convolution"),
+              orExit(ConvEpilogue::create(shape, ConvEpilogueKind::kNone), kSample, "convolution"),
+              orExit(ConvEpilogue::create(shape, ConvEpilogueKind::kBiasRelu), kSample, "fused convolution"),
               {},
               nullptr,
               nullptr,
@@ -167,14 +159,7 @@ int main(int argc, char** argv) {
   const std::vector<float> plain_out = download(net.forward(false), n);
   poison();
   const std::vector<float> fused_out = download(net.forward(true), n);
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < n; ++i) {
-    diff = std::max(diff, std::isfinite(fused_out[i]) && std::isfinite(plain_out[i])
-                              ? std::fabs(double(fused_out[i]) - plain_out[i])
-                              : INFINITY);
-    scale = std::max(scale, std::fabs(double(plain_out[i])));
-  }
-  const double error = scale > 0 ? diff / scale : INFINITY;
+  const double error = relativeError(plain_out, fused_out);
 
   std::vector<double> mine, other;
   for (int64_t s = 0; s < steps; ++s) {

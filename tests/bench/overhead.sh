@@ -153,20 +153,22 @@ section_advisor() {  # the advisor's cases, recorded and run plain, and the GEMM
   tar -C "$work" -czf "$out/advisor.tar.gz" advisor
 }
 
+three_runs() {  # three_runs LABEL COMMAND...: the command three times, its lines prefixed "LABEL N: "
+  local label=$1 run
+  shift
+  for run in 1 2 3; do
+    timeout 150 "$@" 2>&1 | sed "s/^/$label $run: /"
+  done | tee -a "$results"
+}
+
 section_cnn() {
   echo "== CNN inference (samples/runtime_cnn --compare: 8 layers, batch 32, 64 channels, 56 x 56, fp32)"
-  local run
-  for run in 1 2 3; do
-    timeout 150 "$carry/bin/sample_runtime_cnn" --compare 8 32 64 56 50 2>&1 | sed "s/^/cnn $run: /"
-  done | tee -a "$results"
+  three_runs cnn "$carry/bin/sample_runtime_cnn" --compare 8 32 64 56 50
 }
 
 section_checkpoint() {
   echo "== checkpointing (samples/runtime_checkpoint: 24 blocks, 8,192 tokens, 1,024 wide, 20 steps)"
-  local run
-  for run in 1 2 3; do
-    timeout 150 "$carry/bin/sample_runtime_checkpoint" --compare 24 8192 1024 20 2>&1 | sed "s/^/checkpoint $run: /"
-  done | tee -a "$results"
+  three_runs checkpoint "$carry/bin/sample_runtime_checkpoint" --compare 24 8192 1024 20
 }
 
 section_launch_cost() {
