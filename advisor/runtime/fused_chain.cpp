@@ -14,6 +14,7 @@ namespace gpuscope::runtime {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr long long kMaxBlocks = 0x7fffffff;  // the grid's x limit
 std::atomic<int64_t> compiled{0};
 
 struct CacheKey {
@@ -27,7 +28,8 @@ struct CacheKey {
 
 struct Compiled {
   CUfunction vector, scalar, rows;
-  int arch, sms;
+  std::vector<CUfunction> rows_grad;
+  int arch;
 };
 
 std::mutex cache_mutex;
@@ -39,22 +41,27 @@ std::map<CacheKey, Compiled>& cache() {
 Result<Compiled> compileFor(const CudaDriver& cu, const ParsedExpr& expr, DType dtype) {
   CUdevice device;
   GPUSCOPE_RETURN_IF_ERROR(cu.check(cu.ctxGetDevice(&device), "cuCtxGetDevice"));
-  int major = 0, minor = 0, sms = 0;
+  int major = 0, minor = 0;
   cu.deviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
   cu.deviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
-  cu.deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
   const int arch = major * 10 + minor;
   Result<std::string> cubin = compileCuda(fusedKernelSource(expr, dtype), "gpuscope_fused.cu", arch, CodeKind::kCubin);
   if (!cubin) return cubin.status();
   CUmodule module;
   GPUSCOPE_RETURN_IF_ERROR(cu.check(cu.moduleLoadData(&module, cubin->data()), "cuModuleLoadData"));
-  Compiled c{nullptr, nullptr, nullptr, arch, sms};
+  Compiled c{nullptr, nullptr, nullptr, {}, arch};
   GPUSCOPE_RETURN_IF_ERROR(
       cu.check(cu.moduleGetFunction(&c.vector, module, std::string(kVectorKernel).c_str()), "cuModuleGetFunction"));
   GPUSCOPE_RETURN_IF_ERROR(
       cu.check(cu.moduleGetFunction(&c.scalar, module, std::string(kScalarKernel).c_str()), "cuModuleGetFunction"));
   GPUSCOPE_RETURN_IF_ERROR(
       cu.check(cu.moduleGetFunction(&c.rows, module, std::string(kRowsKernel).c_str()), "cuModuleGetFunction"));
+  c.rows_grad.resize(expr.inputs.size());
+  for (size_t i = 0; i < expr.inputs.size(); ++i) {
+    GPUSCOPE_RETURN_IF_ERROR(
+        cu.check(cu.moduleGetFunction(&c.rows_grad[i], module, rowsGradKernel(static_cast<int>(i)).c_str()),
+                 "cuModuleGetFunction"));
+  }
   ++compiled;
   return c;
 }
@@ -88,9 +95,10 @@ Result<FusedChain> FusedChain::create(std::string_view expression, DType dtype) 
   chain.vector_ = it->second.vector;
   chain.scalar_ = it->second.scalar;
   chain.rows_ = it->second.rows;
+  chain.rows_grad_ = it->second.rows_grad;
   chain.inputs_ = expr->inputs.size();
   chain.dtype_ = dtype;
-  chain.blocks_limit_ = it->second.sms * 8;
+  chain.vectors_per_thread_ = vectorsPerThread(*expr);
   return chain;
 }
 
@@ -112,13 +120,15 @@ Status FusedChain::launch(const std::vector<CUdeviceptr>& inputs, CUdeviceptr ou
   pointers.push_back(out);
   std::vector<void*> args;
   for (CUdeviceptr& p : pointers) args.push_back(&p);
+  // A grid that covers the data; the kernels' grid-stride loops only matter past the grid's limit.
   auto blocks = [&](long long items) {
-    return static_cast<unsigned>(std::clamp<long long>((items + kThreads - 1) / kThreads, 1, blocks_limit_));
+    return static_cast<unsigned>(std::clamp<long long>((items + kThreads - 1) / kThreads, 1, kMaxBlocks));
   };
   if (vectors > 0) {
     args.push_back(&vectors);
     GPUSCOPE_RETURN_IF_ERROR(
-        cu.check(cu.launchKernel(vector_, blocks(vectors), 1, 1, kThreads, 1, 1, 0, stream, args.data(), nullptr),
+        cu.check(cu.launchKernel(vector_, blocks((vectors + vectors_per_thread_ - 1) / vectors_per_thread_), 1, 1,
+                                 kThreads, 1, 1, 0, stream, args.data(), nullptr),
                  "cuLaunchKernel"));
     args.pop_back();
   }
@@ -151,6 +161,34 @@ Status FusedChain::reduceRows(const std::vector<CUdeviceptr>& inputs, CUdevicept
   const unsigned blocks = static_cast<unsigned>(std::min<long long>(rows, 65535));
   return cu.check(cu.launchKernel(rows_, blocks, 1, 1, kThreads, 1, 1, 0, stream, args.data(), nullptr),
                   "cuLaunchKernel");
+}
+
+Status FusedChain::reduceRowsBackward(const std::vector<CUdeviceptr>& inputs, CUdeviceptr y, CUdeviceptr dy,
+                                      const std::vector<CUdeviceptr>& grad_inputs, int64_t rows, int64_t cols,
+                                      Reduction op, CUstream stream) const {
+  GPUSCOPE_RETURN_IF_ERROR(checkInputs(inputs));
+  if (grad_inputs.size() != inputs_) {
+    return Status(ErrorKind::kUsage, "one gradient per input (0 to skip one): " + std::to_string(inputs_) +
+                                         " expected, " + std::to_string(grad_inputs.size()) + " given");
+  }
+  if (rows <= 0 || cols <= 0) return Status(ErrorKind::kUsage, "a row reduction needs rows and columns");
+  const CudaDriver& cu = *cudaDriver().value();
+  std::vector<CUdeviceptr> pointers(inputs);
+  pointers.insert(pointers.end(), {y, dy, 0});
+  long long r = rows, c = cols;
+  int kind = static_cast<int>(op);
+  std::vector<void*> args;
+  for (CUdeviceptr& p : pointers) args.push_back(&p);
+  for (void* a : {static_cast<void*>(&r), static_cast<void*>(&c), static_cast<void*>(&kind)}) args.push_back(a);
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>(rows, 65535));
+  for (size_t i = 0; i < inputs_; ++i) {
+    if (grad_inputs[i] == 0) continue;
+    pointers.back() = grad_inputs[i];
+    GPUSCOPE_RETURN_IF_ERROR(
+        cu.check(cu.launchKernel(rows_grad_[i], blocks, 1, 1, kThreads, 1, 1, 0, stream, args.data(), nullptr),
+                 "cuLaunchKernel"));
+  }
+  return Status::ok();
 }
 
 }  // namespace gpuscope::runtime

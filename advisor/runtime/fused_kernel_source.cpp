@@ -23,6 +23,10 @@ bool parseDType(std::string_view text, DType& out) {
 int elementBytes(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
 int vectorWidth(DType dtype) { return 16 / elementBytes(dtype); }
 
+// Two 16-byte loads in flight per thread where the chain has one input; with more inputs one vector of
+// each is already enough, and more only adds registers.
+int vectorsPerThread(const ParsedExpr& expr) { return expr.inputs.size() == 1 ? 2 : 1; }
+
 namespace {
 
 // Storage type and conversions to and from fp32. bf16 rounds to nearest even and keeps NaNs quiet, with the
@@ -102,8 +106,9 @@ std::string code(const Expr& e) {
 
 std::string parameters(const ParsedExpr& expr) {
   std::string p;
-  for (size_t i = 0; i < expr.inputs.size(); ++i) p += "const T* __restrict__ in" + std::to_string(i) + ", ";
-  return p + "T* __restrict__ out";
+  // No __restrict__: the output may be an input (an in-place update such as an optimizer step).
+  for (size_t i = 0; i < expr.inputs.size(); ++i) p += "const T* in" + std::to_string(i) + ", ";
+  return p + "T* out";
 }
 
 // The row-reduction kernel: each thread folds its share of a row, then the warps' and the block's partial
@@ -156,7 +161,30 @@ std::string rowsKernel(const ParsedExpr& expr, const std::string& vec, const std
   return src;
 }
 
+// The backward of the row reduction for one input: a block per row, its threads along the row.
+std::string rowsGradKernelSource(const ParsedExpr& expr, const std::string& body, int input) {
+  std::string src = "extern \"C\" __global__ void " + rowsGradKernel(input) + "(";
+  for (size_t i = 0; i < expr.inputs.size(); ++i) src += "const T* __restrict__ in" + std::to_string(i) + ", ";
+  src +=
+      "const T* __restrict__ y, const T* __restrict__ dy, T* __restrict__ grad, long long rows, long long cols, "
+      "int op) {\n"
+      "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n"
+      "    const float g = op == 2 ? to_f(dy[row]) / (float)cols : to_f(dy[row]);\n"
+      "    const long long base = row * cols;\n"
+      "    for (long long c = threadIdx.x; c < cols; c += blockDim.x) {\n";
+  for (size_t i = 0; i < expr.inputs.size(); ++i) {
+    src += "      const float x" + std::to_string(i) + " = to_f(in" + std::to_string(i) + "[base + c]);\n";
+  }
+  // The maximum as stored (rounded to T) is compared with the element's value rounded the same way.
+  src += "      const bool picked = op != 1 || from_f(" + body + ") == y[row];\n";
+  src += "      grad[base + c] = from_f(picked ? g * (" + code(*derivative(*expr.root, input)) + ") : 0.0f);\n";
+  src += "    }\n  }\n}\n";
+  return src;
+}
+
 }  // namespace
+
+std::string rowsGradKernel(int input) { return "gpuscope_fused_rows_grad" + std::to_string(input); }
 
 std::string fusedKernelSource(const ParsedExpr& expr, DType dtype) {
   const std::string vec = std::to_string(vectorWidth(dtype));
@@ -165,20 +193,25 @@ std::string fusedKernelSource(const ParsedExpr& expr, DType dtype) {
   src += std::string(conversions(dtype)) + std::string(kMath);
   src += "extern \"C\" __global__ void " + std::string(kVectorKernel) + "(" + parameters(expr) +
          ", long long vectors) {\n";
+  src += "  constexpr int U = " + std::to_string(vectorsPerThread(expr)) + ";\n";
   src +=
-      "  for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < vectors;\n"
-      "       v += (long long)gridDim.x * blockDim.x) {\n";
+      "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
+      "  for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < vectors; v += stride * U) {\n";
+  for (size_t i = 0; i < expr.inputs.size(); ++i)
+    src += "    __align__(16) T a" + std::to_string(i) + "[U][" + vec + "];\n";
+  src += "#pragma unroll\n    for (int u = 0; u < U; ++u) {\n      if (v + u * stride >= vectors) break;\n";
   for (size_t i = 0; i < expr.inputs.size(); ++i) {
     const std::string n = std::to_string(i);
-    src += "    __align__(16) T a" + n + "[" + vec + "];\n    *reinterpret_cast<uint4*>(a" + n +
-           ") = __ldg(reinterpret_cast<const uint4*>(in" + n + ") + v);\n";
+    src += "      *reinterpret_cast<uint4*>(a" + n + "[u]) = __ldg(reinterpret_cast<const uint4*>(in" + n +
+           ") + v + u * stride);\n";
   }
-  src += "    __align__(16) T r[" + vec + "];\n#pragma unroll\n    for (int k = 0; k < " + vec + "; ++k) {\n";
+  src += "    }\n#pragma unroll\n    for (int u = 0; u < U; ++u) {\n      if (v + u * stride >= vectors) break;\n";
+  src += "      __align__(16) T r[" + vec + "];\n#pragma unroll\n      for (int k = 0; k < " + vec + "; ++k) {\n";
   for (size_t i = 0; i < expr.inputs.size(); ++i) {
-    src += "      const float x" + std::to_string(i) + " = to_f(a" + std::to_string(i) + "[k]);\n";
+    src += "        const float x" + std::to_string(i) + " = to_f(a" + std::to_string(i) + "[u][k]);\n";
   }
-  src += "      r[k] = from_f(" + body + ");\n    }\n";
-  src += "    reinterpret_cast<uint4*>(out)[v] = *reinterpret_cast<const uint4*>(r);\n  }\n}\n";
+  src += "        r[k] = from_f(" + body + ");\n      }\n";
+  src += "      reinterpret_cast<uint4*>(out)[v + u * stride] = *reinterpret_cast<const uint4*>(r);\n    }\n  }\n}\n";
   src += "extern \"C\" __global__ void " + std::string(kScalarKernel) + "(" + parameters(expr) +
          ", long long begin, long long n) {\n";
   src +=
@@ -188,7 +221,9 @@ std::string fusedKernelSource(const ParsedExpr& expr, DType dtype) {
     src += "    const float x" + std::to_string(i) + " = to_f(in" + std::to_string(i) + "[i]);\n";
   }
   src += "    out[i] = from_f(" + body + ");\n  }\n}\n";
-  return src + rowsKernel(expr, vec, body);
+  src += rowsKernel(expr, vec, body);
+  for (size_t i = 0; i < expr.inputs.size(); ++i) src += rowsGradKernelSource(expr, body, static_cast<int>(i));
+  return src;
 }
 
 }  // namespace gpuscope::runtime

@@ -18,7 +18,11 @@ int elementBytes(DType dtype);
 int vectorWidth(DType dtype);  // elements per 16-byte vector
 
 inline constexpr std::string_view kVectorKernel = "gpuscope_fused_vec";
-// Arguments: inputs..., output, number of vectors.
+// Arguments: inputs..., output, number of vectors. Each thread loads vectorsPerThread() vectors of every
+// input before it computes, and the grid should cover all vectors: a grid-stride loop over a grid sized to
+// the device makes each thread wait for its load, compute, then load again, which cost one-input chains
+// 12 % of the bandwidth on an H100 (docs/benchmarks.md).
+int vectorsPerThread(const ParsedExpr& expr);
 inline constexpr std::string_view kScalarKernel = "gpuscope_fused_scalar";
 // Arguments: inputs..., output, first element, number of elements.
 inline constexpr std::string_view kRowsKernel = "gpuscope_fused_rows";
@@ -26,6 +30,11 @@ inline constexpr std::string_view kRowsKernel = "gpuscope_fused_rows";
 // accumulation. Arguments: inputs..., output, rows, cols, Reduction as int, 1 for 16-byte loads (cols a
 // multiple of the vector width, pointers aligned) else 0.
 enum class Reduction { kSum = 0, kMax = 1, kMean = 2 };
+// The backward of the row reduction for input i: gpuscope_fused_rows_grad<i>. grad_in[r·cols + c] =
+// dy[r] · ∂chain/∂input_i, divided by cols for a mean, and only where the element's value equals the
+// forward's maximum y[r] for a max (ties all receive it). Arguments: inputs..., y, dy, grad_in, rows, cols,
+// Reduction as int.
+std::string rowsGradKernel(int input);
 
 std::string fusedKernelSource(const ParsedExpr& expr, DType dtype);
 

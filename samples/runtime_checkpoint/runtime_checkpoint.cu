@@ -4,8 +4,9 @@
 // from the planner, or GPUSCOPE_PLAN's count), alternating; the gradients of both are compared, and the
 // activation memory and median step time of each are printed as JSON (--compare). Without --compare it runs
 // one way, as a training program would: plain, or checkpointed as GPUSCOPE_PLAN says, its buffers allocated
-// each step; recorded, gpuscope's advisor sees the activations and plans the checkpointing.
-// Usage: sample_runtime_checkpoint [--compare] [LAYERS=24] [TOKENS=8192] [WIDTH=1024] [STEPS=10]
+// each step, each step ending with an SGD update of every weight (a fused chain, in place); recorded, gpuscope's
+// advisor sees the activations and plans the checkpointing. Usage: sample_runtime_checkpoint [--compare] [LAYERS=24]
+// [TOKENS=8192] [WIDTH=1024] [STEPS=10]
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "../common/sample_check.h"
@@ -52,11 +54,14 @@ CUdeviceptr deviceBuffer(size_t bytes) {
   return reinterpret_cast<CUdeviceptr>(p);
 }
 
+// The optimizer step, one fused chain per parameter, in place: w ← w − lr·g with lr = 1e-4.
+constexpr const char* kSgdStep = "w - 0.0001 * g";
+
 // The GEMMs and chains every block uses (the blocks have one shape), and the scratch their backward needs.
 struct BlockKernels {
   int64_t m, d, h;  // tokens, width, hidden width (4·d)
   GemmEpilogue up, down, grad_w2, grad_b2, grad_h, grad_w1, grad_b1, grad_x;
-  FusedChain add, gelu_grad;
+  FusedChain add, gelu_grad, sgd;
   bool gelu_grad_dy_first = true;
   CUdeviceptr ones, io_scratch, dh, dpre;
 
@@ -78,6 +83,7 @@ struct BlockKernels {
                          gemm({m, d, h, false, true}, Epilogue::kNone),     // dpre·W1ᵀ
                          orExit(FusedChain::create("a + b", DType::kBF16), kSample, "add"),
                          orExit(FusedChain::create(gelu.chains[0].expression, DType::kBF16), kSample, "GELU backward"),
+                         orExit(FusedChain::create(kSgdStep, DType::kBF16), kSample, "SGD step"),
                          parsed.inputs[0] == gelu.grad_name, 0, 0, 0, 0});
     std::vector<uint16_t> ones(m, floatToBf16(1.0f));
     k->ones = deviceBuffer(m * 2);
@@ -121,6 +127,14 @@ class MlpBlock : public CheckpointLayer {
     return k_.add.launch({dy, k_.io_scratch}, dx, k_.m * k_.d, stream);  // the residual's gradient
   }
 
+  Status sgdStep(CUstream stream) {
+    for (auto [w, g, n] :
+         {std::tuple{w1_, dw1, k_.d * k_.h}, {b1_, db1, k_.h}, {w2_, dw2, k_.h * k_.d}, {b2_, db2, k_.d}}) {
+      GPUSCOPE_RETURN_IF_ERROR(k_.sgd.launch({w, g}, w, n, stream));
+    }
+    return Status::ok();
+  }
+
   CUdeviceptr dw1 = 0, db1 = 0, dw2 = 0, db2 = 0;
 
  private:
@@ -142,7 +156,9 @@ size_t deviceMemoryUsed() {
   return total - free;
 }
 
-double stepMs(CheckpointExecutor& e, CUdeviceptr x, CUdeviceptr y, CUdeviceptr dy, CUdeviceptr dx, const char* name) {
+// One training step; `blocks`, when given, are updated by an SGD step after the backward pass.
+double stepMs(CheckpointExecutor& e, CUdeviceptr x, CUdeviceptr y, CUdeviceptr dy, CUdeviceptr dx, const char* name,
+              const std::vector<std::unique_ptr<MlpBlock>>* blocks = nullptr) {
   SAMPLE_CUDA(cudaDeviceSynchronize());
   const auto start = std::chrono::steady_clock::now();
   nvtxRangePushA(name);
@@ -152,6 +168,13 @@ double stepMs(CheckpointExecutor& e, CUdeviceptr x, CUdeviceptr y, CUdeviceptr d
   nvtxRangePushA("backward");
   if (Status s = e.backward(dy, dx, nullptr); !s) std::fprintf(stderr, "%s\n", s.message().c_str()), std::exit(2);
   nvtxRangePop();
+  if (blocks) {
+    nvtxRangePushA("optimizer");
+    for (const auto& b : *blocks) {
+      if (Status s = b->sgdStep(nullptr); !s) std::fprintf(stderr, "%s\n", s.message().c_str()), std::exit(2);
+    }
+    nvtxRangePop();
+  }
   SAMPLE_CUDA(cudaDeviceSynchronize());
   nvtxRangePop();
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -242,7 +265,7 @@ int runAsPlanned(Stack& st, PlanRuntime& plan, int steps) {
   CheckpointExecutor e =
       orExit(CheckpointExecutor::create(st.layers, st.io * 2, starts, Allocation::kPerStep), kSample, "stack");
   std::vector<double> times;
-  for (int s = 0; s < steps; ++s) times.push_back(stepMs(e, st.x, st.y, st.dy, st.dx, "step"));
+  for (int s = 0; s < steps; ++s) times.push_back(stepMs(e, st.x, st.y, st.dy, st.dx, "step", &st.blocks));
   const std::vector<float> dx = download(st.dx, st.io);
   double sum = 0;
   for (float v : dx) sum += std::fabs(v);

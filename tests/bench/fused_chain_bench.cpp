@@ -3,13 +3,41 @@
 // Usage: fused_chain_bench [ELEMENTS]   (default 2^26 per array). Prints one line per chain and type.
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <vector>
 
 #include "advisor/runtime/cuda_driver.h"
 #include "advisor/runtime/fused_chain.h"
+#include "advisor/runtime/half_float.h"
 #include "tests/bench/cuda_timer.h"
 
 using namespace gpuscope::runtime;
+
+namespace {
+
+// Standard normal values of the chain's type in every buffer, as torch_compile_chains.py's torch.randn
+// (math such as erf may take other paths on zeros).
+void fillRandom(const CudaDriver& cu, const std::vector<CUdeviceptr>& buffers, int64_t n, DType dtype) {
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal;
+  std::vector<uint16_t> half(dtype == DType::kF32 ? 0 : n);
+  std::vector<float> full(dtype == DType::kF32 ? n : 0);
+  for (CUdeviceptr b : buffers) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float f = normal(rng);
+      if (dtype == DType::kF32)
+        full[i] = f;
+      else
+        half[i] = dtype == DType::kBF16 ? floatToBf16(f) : floatToFp16(f);
+    }
+    if (dtype == DType::kF32)
+      cu.memcpyHtoD(b, full.data(), full.size() * 4);
+    else
+      cu.memcpyHtoD(b, half.data(), half.size() * 2);
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : int64_t{1} << 26;
@@ -31,6 +59,7 @@ int main(int argc, char** argv) {
               copy_gbps);
   for (const char* expression : {"x * w + b", "gelu(x)", "gelu(x * w + b) * sigmoid(w)"}) {
     for (DType d : {DType::kF32, DType::kBF16, DType::kF16}) {
+      fillRandom(cu, std::vector<CUdeviceptr>(buffers.begin(), buffers.begin() + 3), n, d);
       gpuscope::Result<FusedChain> chain = FusedChain::create(expression, d);
       if (!chain) {
         std::fprintf(stderr, "fused_chain_bench: %s\n", chain.status().message().c_str());

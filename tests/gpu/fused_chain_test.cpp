@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "advisor/runtime/cuda_driver.h"
@@ -160,6 +161,92 @@ TEST(FusedChainGpu, RowReductionsMatchTheHost) {
   }
 }
 
+// Uploads values as the chain's type (rounding them to what the GPU sees) into a new allocation.
+CUdeviceptr upload(const CudaDriver& cu, DType d, std::vector<float>& values) {
+  const std::vector<char> host = encode(d, values);
+  CUdeviceptr p;
+  cu.memAlloc(&p, host.size());
+  cu.memcpyHtoD(p, host.data(), host.size());
+  return p;
+}
+
+std::vector<float> download(const CudaDriver& cu, DType d, CUdeviceptr p, size_t n) {
+  std::vector<char> bytes(n * elementBytes(d));
+  cu.memcpyDtoH(bytes.data(), p, bytes.size());
+  std::vector<float> values(n);
+  for (size_t i = 0; i < n; ++i) values[i] = decode(d, &bytes[i * elementBytes(d)]);
+  return values;
+}
+
+// The backward of the row reductions against the host: dy[r] · ∂chain/∂input (÷ cols for a mean); for a max
+// only where the element, rounded to the type, equals the stored maximum. "x * w" for the max, so the host
+// and the GPU round the same products; gradients poisoned first.
+TEST(FusedChainGpu, RowReductionBackwardMatchesTheHost) {
+  const CudaDriver* cu = driverOrSkip();
+  if (!cu) GTEST_SKIP() << "no CUDA driver or GPU";
+  for (auto [expression, op] : {std::pair<const char*, Reduction>{"x * w + gelu(x)", Reduction::kSum},
+                                {"x * w + gelu(x)", Reduction::kMean},
+                                {"x * w", Reduction::kMax}}) {
+    Result<ParsedExpr> expr = parseExpr(expression);
+    ASSERT_TRUE(expr);
+    for (DType d : {DType::kF32, DType::kBF16}) {
+      Result<FusedChain> chain = FusedChain::create(expression, d);
+      ASSERT_TRUE(chain) << chain.status().message();
+      for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 4096}, {70000, 5}}) {
+        SCOPED_TRACE(std::string(expression) + " op " + std::to_string(static_cast<int>(op)) + " " +
+                     std::string(toString(d)) + " " + std::to_string(rows) + "x" + std::to_string(cols));
+        std::mt19937 rng(static_cast<unsigned>(rows));
+        std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+        const size_t n = static_cast<size_t>(rows * cols);
+        std::vector<std::vector<float>> values(2, std::vector<float>(n));
+        std::vector<float> dy(static_cast<size_t>(rows));
+        std::vector<CUdeviceptr> inputs, grads;
+        for (auto& v : values) {
+          for (float& x : v) x = dist(rng);
+          inputs.push_back(upload(*cu, d, v));
+        }
+        for (float& g : dy) g = dist(rng);
+        const CUdeviceptr dy_d = upload(*cu, d, dy);
+        CUdeviceptr y;
+        cu->memAlloc(&y, static_cast<size_t>(rows) * elementBytes(d));
+        for (int i = 0; i < 2; ++i) {
+          grads.push_back(0);
+          cu->memAlloc(&grads.back(), n * elementBytes(d));
+          cu->memsetD8(grads.back(), 0xff, n * elementBytes(d));
+        }
+        ASSERT_TRUE(chain->reduceRows(inputs, y, rows, cols, op, nullptr));
+        ASSERT_TRUE(chain->reduceRowsBackward(inputs, y, dy_d, grads, rows, cols, op, nullptr));
+        ASSERT_TRUE(cu->check(cu->ctxSynchronize(), "cuCtxSynchronize"));
+        const std::vector<float> maxima = download(*cu, d, y, static_cast<size_t>(rows));
+        for (int i = 0; i < 2; ++i) {
+          const std::vector<float> got = download(*cu, d, grads[i], n);
+          const std::unique_ptr<Expr> dexpr = derivative(*expr->root, i);
+          double worst = 0;
+          for (size_t e = 0; e < n; ++e) {
+            const size_t r = e / static_cast<size_t>(cols);
+            const float element[2] = {values[0][e], values[1][e]};
+            std::vector<float> value{evaluate(*expr->root, element)};
+            encode(d, value);  // rounded as stored
+            const bool picked = op != Reduction::kMax || value[0] == maxima[r];
+            const double g = op == Reduction::kMean ? dy[r] / static_cast<double>(cols) : dy[r];
+            const double want = picked ? g * evaluate(*dexpr, element) : 0.0;
+            worst =
+                std::max(worst, std::isnan(got[e]) ? 1e9 : std::fabs(got[e] - want) / std::max(1.0, std::fabs(want)));
+          }
+          EXPECT_LT(worst, d == DType::kF32 ? 1e-5 : 1e-2) << "gradient of input " << i;
+        }
+        for (CUdeviceptr p : inputs) cu->memFree(p);
+        for (CUdeviceptr p : grads) cu->memFree(p);
+        cu->memFree(y);
+        cu->memFree(dy_d);
+      }
+    }
+  }
+  Result<FusedChain> chain = FusedChain::create("x * w", DType::kF32);
+  ASSERT_TRUE(chain);
+  EXPECT_FALSE(chain->reduceRowsBackward({0, 0}, 0, 0, {0}, 1, 1, Reduction::kSum, nullptr));  // one gradient short
+}
+
 TEST(FusedChainGpu, BackwardChainsMatchTheHost) {
   const CudaDriver* cu = driverOrSkip();
   if (!cu) GTEST_SKIP() << "no CUDA driver or GPU";
@@ -170,6 +257,32 @@ TEST(FusedChainGpu, BackwardChainsMatchTheHost) {
       SCOPED_TRACE(g.input + " " + std::string(toString(d)) + ": " + g.expression);
       EXPECT_LT(runAndCompare(*cu, g.expression.c_str(), d, 1000003, 0), d == DType::kF32 ? 1e-5 : 1e-2);
     }
+  }
+}
+
+// An optimizer-style update in place (the output is the first input), with a tail past the vectors.
+TEST(FusedChainGpu, UpdatesInPlace) {
+  const CudaDriver* cu = driverOrSkip();
+  if (!cu) GTEST_SKIP() << "no CUDA driver or GPU";
+  for (DType d : {DType::kF32, DType::kBF16}) {
+    Result<FusedChain> chain = FusedChain::create("w - 0.5 * g", d);
+    ASSERT_TRUE(chain);
+    const size_t n = 1000003;
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+    std::vector<float> w(n), g(n);
+    for (size_t i = 0; i < n; ++i) w[i] = dist(rng), g[i] = dist(rng);
+    const CUdeviceptr wd = upload(*cu, d, w), gd = upload(*cu, d, g);
+    ASSERT_TRUE(chain->launch({wd, gd}, wd, static_cast<int64_t>(n), nullptr));
+    const std::vector<float> got = download(*cu, d, wd, n);
+    double worst = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double want = w[i] - 0.5 * g[i];
+      worst = std::max(worst, std::fabs(got[i] - want) / std::max(1.0, std::fabs(want)));
+    }
+    EXPECT_LT(worst, d == DType::kF32 ? 1e-5 : 1e-2) << toString(d);
+    cu->memFree(wd);
+    cu->memFree(gd);
   }
 }
 
