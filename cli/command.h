@@ -34,6 +34,7 @@ int reportError(std::string_view command, const Status& status);
 // Commands defined in their own files.
 const Command& adviseCommand();
 const Command& exportCommand();
+const Command& importCommand();
 const Command& mergeCommand();
 const Command& recordCommand();
 const Command& infoCommand();

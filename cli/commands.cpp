@@ -9,16 +9,9 @@ namespace gpuscope::cli {
 
 namespace {
 
-constexpr OptionSpec kOutputOptions[] = {
-    {"output", 'o', "FILE", "file to write"},
-    {"force", 'f', "", "overwrite the output file if it exists"},
-};
 constexpr OptionSpec kApplyOptions[] = {{"plan", 0, "FILE", "plan.json written by `gpuscope advise --plan`"}};
 
 const Command kNotBuilt[] = {
-    {"import", "convert a torch.profiler trace or PyTorch memory snapshot into a trace",
-     "gpuscope import FILE -o TRACE", "Reads a torch.profiler Chrome trace (JSON) or a PyTorch memory snapshot.",
-     kOutputOptions, nullptr, "it comes with the PyTorch support (issue #7)"},
     {"apply", "apply the advisor's plan to a program and measure again", "gpuscope apply --plan FILE -- PROGRAM",
      "Runs PROGRAM with the fixes of plan.json applied by the bundled runtime, then records it again to\n"
      "show the gain.",
@@ -29,9 +22,9 @@ const Command kNotBuilt[] = {
 
 std::span<const Command> allCommands() {
   static const std::vector<Command> commands = [] {
-    // import and apply are not built yet.
-    std::vector<Command> all{recordCommand(), statsCommand(), adviseCommand(), exportCommand(), kNotBuilt[0],
-                             diffCommand(),   mergeCommand(), kNotBuilt[1],    infoCommand()};
+    // apply is not built yet.
+    std::vector<Command> all{recordCommand(), statsCommand(), adviseCommand(), exportCommand(), importCommand(),
+                             diffCommand(),   mergeCommand(), kNotBuilt[0],    infoCommand()};
     return all;
   }();
   return commands;

@@ -56,7 +56,7 @@ int runInfo(const ParsedArgs& args) {
   if (!reader) return reportError("info", reader.status());
   std::error_code ec;
   std::printf("%s: gpuscope trace, schema %lld, %.1f MB\n", reader->path().c_str(),
-              static_cast<long long>(kSchemaVersion),
+              static_cast<long long>(reader->version()),
               static_cast<double>(std::filesystem::file_size(reader->path(), ec)) / 1e6);
   Result<std::vector<SessionRow>> sessions = reader->readAll<SessionRow>();
   Result<std::vector<DeviceRow>> devices = reader->readAll<DeviceRow>();

@@ -22,6 +22,9 @@ constexpr OptionSpec kOptions[] = {
     {"delay", 0, "SECONDS", "keep only events from SECONDS after the program starts"},
     {"duration", 0, "SECONDS", "keep only events for SECONDS (after --delay)"},
     {"capture-range", 0, "NAME", "keep only events inside NVTX ranges named NAME"},
+    {"torch", 0, "",
+     "PyTorch programs: NVTX ranges for every module's forward and backward and the optimizer step, and the "
+     "caching allocator's events, with no change to the script"},
     {"force", 'f', "", "overwrite the output file if it exists"},
     {"quiet", 'q', "", "no summary after the program ends"},
 };
@@ -78,6 +81,7 @@ int runRecord(const ParsedArgs& args) {
   options.delay_s = *delay;
   options.duration_s = *duration;
   options.capture_range = args.get("capture-range").value_or("");
+  options.torch = args.has("torch");
   Result<collector::RecordOutcome> outcome = collector::recordProgram(options);
   if (!outcome) return reportError("record", outcome.status());
   if (!outcome->trace_written) {
@@ -107,7 +111,10 @@ const Command& recordCommand() {
       "synchronisation, allocations and NVTX ranges of every process that uses CUDA. Signals sent to gpuscope\n"
       "are passed to the program; gpuscope exits with the program's status. --delay, --duration and\n"
       "--capture-range narrow what the trace keeps (the collector records throughout, so they do not lower\n"
-      "its overhead). GPUSCOPE_DISABLE=1 in the environment turns the collector off.",
+      "its overhead). --torch adds, for PyTorch programs, each module's forward and backward and each\n"
+      "optimizer step as NVTX ranges (\"GPT2LMHeadModel.transformer.h.0.attn (forward)\") and the caching\n"
+      "allocator's tensor-level events with the roles of parameters, gradients and optimizer state.\n"
+      "GPUSCOPE_DISABLE=1 in the environment turns the collector off.",
       kOptions,
       runRecord};
   return command;

@@ -55,6 +55,14 @@ void blockForwarded(int how) {
   sigprocmask(how, &set, nullptr);
 }
 
+// PYTHONPATH with the bridge's bootstrap (its sitecustomize) and package first, the program's own after.
+void addPythonBridge(const std::string& python_dir) {
+  std::string path = python_dir + "/bootstrap:" + python_dir;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += std::string(":") + old;
+  setenv("PYTHONPATH", path.c_str(), 1);
+  setenv("GPUSCOPE_TORCH", "record", 1);
+}
+
 [[noreturn]] void execProgram(const RecordOptions& options, const std::string& collector, const std::string& parts) {
   restoreDefaults();
   blockForwarded(SIG_UNBLOCK);
@@ -62,6 +70,7 @@ void blockForwarded(int how) {
   setenv("NVTX_INJECTION64_PATH", collector.c_str(), 1);
   setenv("GPUSCOPE_OUTPUT_DIR", parts.c_str(), 1);
   setenv("GPUSCOPE_TRACE", options.trace.c_str(), 1);
+  if (options.torch) addPythonBridge(options.python_dir);
   std::vector<char*> argv;
   for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
@@ -141,11 +150,25 @@ Result<std::string> makePartsDir(const std::string& output) {
 
 }  // namespace
 
-std::string defaultCollectorPath() {
-  if (const char* path = std::getenv("GPUSCOPE_COLLECTOR"); path && *path) return path;
+namespace {
+
+// <prefix>/<relative>, where the running gpuscope is <prefix>/bin/gpuscope.
+std::string besideExecutable(const char* relative) {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return (exe.parent_path().parent_path() / "lib" / "libgpuscope_collector.so").string();
+  return (exe.parent_path().parent_path() / relative).string();
+}
+
+}  // namespace
+
+std::string defaultCollectorPath() {
+  if (const char* path = std::getenv("GPUSCOPE_COLLECTOR"); path && *path) return path;
+  return besideExecutable("lib/libgpuscope_collector.so");
+}
+
+std::string defaultPythonDir() {
+  if (const char* path = std::getenv("GPUSCOPE_PYTHON_DIR"); path && *path) return path;
+  return besideExecutable("share/gpuscope/python");
 }
 
 int exitCodeOf(int wait_status) {
@@ -175,15 +198,24 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
                                             ": the collector library is missing (was gpuscope built "
                                             "without the CUDA toolkit?)");
   }
+  RecordOptions run = options;
+  run.collector_path = fs::absolute(collector).string();
+  if (run.torch) {
+    run.python_dir = fs::weakly_canonical(run.python_dir.empty() ? defaultPythonDir() : run.python_dir).string();
+    if (!fs::exists(run.python_dir + "/bootstrap/sitecustomize.py", ec)) {
+      return Status(ErrorKind::kNotFound, run.python_dir +
+                                              ": the PyTorch bridge is missing (set GPUSCOPE_PYTHON_DIR "
+                                              "to gpuscope's advisor/runtime/python)");
+    }
+  }
   Result<std::string> parts = makePartsDir(options.output);
   if (!parts) return parts.status();
 
   installForwarding();
   const int64_t start_ns = realtimeNs();
-  const std::string collector_path = fs::absolute(collector).string();
   blockForwarded(SIG_BLOCK);
   const pid_t child = fork();
-  if (child == 0) execProgram(options, collector_path, *parts);
+  if (child == 0) execProgram(run, run.collector_path, *parts);
   if (child > 0) g_child = child;
   blockForwarded(SIG_UNBLOCK);
   if (child < 0) return Status(ErrorKind::kIo, std::string("cannot start the program: ") + std::strerror(errno));
@@ -200,6 +232,7 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
     return outcome;
   }
   Result<MergeOptions> merge = windowsFor(options, files, start_ns);
+  if (merge && options.torch) merge->torch_memory_dir = *parts;
   Status merged = merge ? mergeTraces(files, options.output, *merge) : merge.status();
   if (!merged) {
     outcome.problem = merged.message() + "; the per-process traces are kept in " + *parts;

@@ -21,6 +21,10 @@ struct RecordOptions {
   double delay_s = 0;
   double duration_s = 0;  // 0: to the end
   std::string capture_range;
+  // PyTorch programs: put gpuscope's Python bridge on the program's path, which annotates modules and the
+  // optimizer step with NVTX and records the caching allocator's events (advisor/runtime/python/).
+  bool torch = false;
+  std::string python_dir;  // the bridge's folder; empty: found next to the running gpuscope
 };
 
 struct RecordOutcome {
@@ -42,5 +46,8 @@ int exitCodeOf(int wait_status);
 
 // libgpuscope_collector.so beside the running executable (<bin>/../lib/), or $GPUSCOPE_COLLECTOR.
 std::string defaultCollectorPath();
+
+// The PyTorch bridge's folder (<bin>/../share/gpuscope/python), or $GPUSCOPE_PYTHON_DIR.
+std::string defaultPythonDir();
 
 }  // namespace gpuscope::collector

@@ -106,6 +106,45 @@ struct EnumInfo<MemoryOp> {
   };
 };
 
+// The action of a PyTorch caching-allocator trace entry (torch.cuda.memory._snapshot()["device_traces"]).
+enum class AllocatorAction : int64_t {
+  kAlloc = 1,
+  kFreeRequested = 2,
+  kFreeCompleted = 3,
+  kSegmentAlloc = 4,
+  kSegmentFree = 5,
+  kSegmentMap = 6,
+  kSegmentUnmap = 7,
+  kOom = 8,
+};
+template <>
+struct EnumInfo<AllocatorAction> {
+  static constexpr std::string_view kTable = "enum_allocator_action";
+  static constexpr EnumValue kValues[] = {
+      {1, "alloc", "a block was handed to a tensor"},
+      {2, "free_requested", "the tensor was freed; the block waits for the streams that used it"},
+      {3, "free_completed", "the block is back in the allocator's cache"},
+      {4, "segment_alloc", "the allocator took a segment from CUDA (cudaMalloc)"},
+      {5, "segment_free", "the allocator gave a segment back to CUDA (cudaFree)"},
+      {6, "segment_map", "memory was mapped into an expandable segment"},
+      {7, "segment_unmap", "memory was unmapped from an expandable segment"},
+      {8, "oom", "an allocation failed: out of memory (bytes: what was asked for)"},
+  };
+};
+
+// What a tensor of a PyTorch program is, as the PyTorch bridge saw it.
+enum class TensorRole : int64_t { kParameter = 1, kBuffer = 2, kGradient = 3, kOptimizerState = 4 };
+template <>
+struct EnumInfo<TensorRole> {
+  static constexpr std::string_view kTable = "enum_tensor_role";
+  static constexpr EnumValue kValues[] = {
+      {1, "parameter", "a module's parameter (weights)"},
+      {2, "buffer", "a module's buffer (batch-norm statistics, masks)"},
+      {3, "gradient", "a parameter's gradient (.grad), seen before an optimizer step"},
+      {4, "optimizer_state", "an optimizer's per-parameter state (Adam's moments), seen after a step"},
+  };
+};
+
 // CUpti_ActivityMemoryPoolOperationType.
 enum class PoolOp : int64_t { kCreated = 1, kDestroyed = 2, kTrimmed = 3 };
 template <>

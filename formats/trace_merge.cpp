@@ -1,9 +1,11 @@
 #include "formats/trace_merge.h"
 
 #include <concepts>
+#include <filesystem>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "formats/torch_memory.h"
 #include "formats/trace_reader.h"
 #include "formats/trace_writer.h"
 
@@ -18,6 +20,7 @@ struct IdMaps {
   std::vector<StringId> strings;  // by old string id
   std::unordered_map<int64_t, int64_t> sessions;
   std::unordered_map<int64_t, int64_t> configs;
+  std::unordered_map<int64_t, int64_t> pids;  // new session id → process id
 
   StringId string(StringId old) const {
     return old.id > 0 && static_cast<size_t>(old.id) < strings.size() ? strings[static_cast<size_t>(old.id)]
@@ -60,6 +63,7 @@ Status copyStringsSessionsAndConfigs(TraceReader& in, TraceWriter& out, IdMaps& 
   if (!sessions) return sessions.status();
   for (SessionRow s : *sessions) {
     maps.sessions[s.id] = next_session;
+    maps.pids[next_session] = s.pid;
     s.id = next_session++;
     GPUSCOPE_RETURN_IF_ERROR(out.append(s));
   }
@@ -123,6 +127,37 @@ Status copyTable(TraceReader& in, TraceWriter& out, const IdMaps& maps, const Wi
   return read.isOk() ? written : read;
 }
 
+// Trace clock − Unix time for one session of the input, from its first clock_sync row (0 without one: CUPTI's
+// clock is CLOCK_REALTIME).
+int64_t clockOffset(TraceReader& in, int64_t old_session) {
+  int64_t offset = 0;
+  bool found = false;
+  (void)in.forEach<ClockSyncRow>([&](const ClockSyncRow& c) {
+    if (c.session_id != old_session) return true;
+    offset = c.trace_ns - c.realtime_ns, found = true;
+    return false;
+  });
+  return found ? offset : 0;
+}
+
+// The PyTorch bridge's allocator events of each process (torch-<pid>.json in dir), added to its session. A
+// file that cannot be read is said in data_quality; the rest of the trace is kept.
+Status addTorchMemory(TraceReader& in, TraceWriter& out, const IdMaps& maps, const std::string& dir) {
+  for (const auto& [old_session, new_session] : maps.sessions) {
+    const std::string path = dir + "/torch-" + std::to_string(maps.pids.at(new_session)) + ".json";
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) continue;
+    Result<TorchMemory> memory = readTorchMemory(path);
+    if (!memory) {
+      GPUSCOPE_RETURN_IF_ERROR(out.append(DataQualityRow{new_session, Severity::kWarning, "torch_memory_unreadable", 1,
+                                                         memory.status().message(), std::nullopt}));
+      continue;
+    }
+    GPUSCOPE_RETURN_IF_ERROR(appendTorchMemory(*memory, new_session, clockOffset(in, old_session), out));
+  }
+  return Status::ok();
+}
+
 Status mergeOne(const std::string& path, TraceWriter& out, int64_t& next_session, const MergeOptions& options) {
   Result<TraceReader> in = TraceReader::open(path);
   if (!in) return in.status();
@@ -143,6 +178,7 @@ Status mergeOne(const std::string& path, TraceWriter& out, int64_t& next_session
       if (status) status = copyTable<Row>(*in, out, maps, filter);
     }
   });
+  if (status && !options.torch_memory_dir.empty()) status = addTorchMemory(*in, out, maps, options.torch_memory_dir);
   if (status) status = out.append(TraceInfoRow{"merged_from", path});
   return status;
 }

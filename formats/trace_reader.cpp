@@ -1,5 +1,6 @@
 #include "formats/trace_reader.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -52,18 +53,38 @@ Status TraceReader::validate() {
                                            std::to_string(*version) + "); this gpuscope reads schema " +
                                            std::to_string(schema::kSchemaVersion) + ": upgrade gpuscope");
   }
-  if (*version < schema::kSchemaVersion) {
+  if (*version < 1) {
     return Status(ErrorKind::kVersion, path() + ": written by an older gpuscope (trace schema " +
-                                           std::to_string(*version) + "); this gpuscope reads schema " +
-                                           std::to_string(schema::kSchemaVersion) + ": record it again");
+                                           std::to_string(*version) + ") that this one cannot read: record it again");
   }
+  version_ = *version;
   // Touch every table once: a truncated or damaged file fails here with a clear message rather than
-  // halfway through an export.
+  // halfway through an export. Tables added after the file's version are allowed to be missing.
   for (const schema::TableInfo& t : schema::allTables()) {
+    if (addedAfterFile(t.name)) {
+      Result<int64_t> exists = db_.queryInt("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '" +
+                                            std::string(t.name) + "'");
+      if (!exists) return exists.status();
+      if (*exists == 0) {
+        absent_.emplace_back(t.name);
+        continue;
+      }
+    }
     Result<int64_t> rows = db_.queryInt("SELECT count(*) FROM (SELECT 1 FROM " + std::string(t.name) + " LIMIT 1)");
     if (!rows) return rows.status();
   }
   return Status::ok();
+}
+
+bool TraceReader::addedAfterFile(std::string_view table) const {
+  for (const schema::AddedTable& added : schema::kAddedTables) {
+    if (added.name == table && added.version > version_) return true;
+  }
+  return false;
+}
+
+bool TraceReader::absent(std::string_view table) const {
+  return std::find(absent_.begin(), absent_.end(), table) != absent_.end();
 }
 
 Result<std::vector<std::string>> TraceReader::loadStrings() {
@@ -84,7 +105,7 @@ Result<bool> TraceReader::hasEvents() {
   std::apply(
       [&](auto... rows) {
         auto check = [&](std::string_view table) {
-          if (!found || *found) return;
+          if (!found || *found || absent(table)) return;
           Result<int64_t> n = db_.queryInt("SELECT EXISTS (SELECT 1 FROM " + std::string(table) + ")");
           found = n ? Result<bool>(*n != 0) : Result<bool>(n.status());
         };

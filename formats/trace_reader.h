@@ -1,5 +1,5 @@
-// Opens a gpuscope trace read-only, checks that it is one (and of this schema version), and streams
-// its rows table by table.
+// Opens a gpuscope trace read-only, checks that it is one (of this schema version or an older one), and
+// streams its rows table by table.
 #pragma once
 
 #include <functional>
@@ -16,12 +16,13 @@ namespace gpuscope {
 class TraceReader {
  public:
   // Fails with one clear message for a missing file, a file that is not SQLite, an SQLite file that is not
-  // a gpuscope trace, a damaged database, or a trace of another schema version.
+  // a gpuscope trace, a damaged database, or a trace of a newer schema version.
   static Result<TraceReader> open(const std::string& path);
 
   // Calls fn for every row of Row's table in insertion order; stops early when fn returns false.
   template <typename Row>
   Status forEach(const std::function<bool(const Row&)>& fn) {
+    if (absent(schema::tableOf<Row>().name)) return Status::ok();
     Result<sqlite::Statement> stmt = db_.prepare(schema::selectSql(schema::tableInfo<Row>()));
     if (!stmt) return stmt.status();
     Row row;
@@ -48,6 +49,7 @@ class TraceReader {
   // Exact row count of Row's table.
   template <typename Row>
   Result<int64_t> count() {
+    if (absent(schema::tableOf<Row>().name)) return int64_t{0};
     return db_.queryInt("SELECT count(*) FROM " + std::string(schema::tableOf<Row>().name));
   }
 
@@ -57,11 +59,17 @@ class TraceReader {
   // Highest row id of Row's table: its row count unless rows were deleted, found without a scan.
   template <typename Row>
   Result<int64_t> approximateCount() {
+    if (absent(schema::tableOf<Row>().name)) return int64_t{0};
     return db_.queryInt("SELECT coalesce(max(id), 0) FROM " + std::string(schema::tableOf<Row>().name));
   }
 
   // Whether any event table (kernels, copies, API calls, NVTX, …) has a row.
   Result<bool> hasEvents();
+
+  // The file's schema version (older ones are read: the tables added since are empty).
+  int64_t version() const { return version_; }
+  // Whether a table is missing because the file predates it; such a table reads as empty.
+  bool absent(std::string_view table) const;
 
   sqlite::Database& database() { return db_; }
   const std::string& path() const { return db_.path(); }
@@ -69,7 +77,10 @@ class TraceReader {
  private:
   explicit TraceReader(sqlite::Database db) : db_(std::move(db)) {}
   Status validate();
+  bool addedAfterFile(std::string_view table) const;
   sqlite::Database db_;
+  int64_t version_ = 0;
+  std::vector<std::string> absent_;
 };
 
 // The text of a string id, or "" for ids that are 0 or out of range (a damaged trace must not crash us).

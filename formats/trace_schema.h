@@ -17,7 +17,13 @@
 
 namespace gpuscope::schema {
 
-inline constexpr int64_t kSchemaVersion = 1;
+inline constexpr int64_t kSchemaVersion = 2;
+// Tables added after version 1, with the version that added them: in older traces a reader finds them empty.
+struct AddedTable {
+  std::string_view name;
+  int64_t version;
+};
+inline constexpr AddedTable kAddedTables[] = {{"allocator_event", 2}, {"tensor_role", 2}};
 // PRAGMA application_id of every gpuscope trace ("GPUS"), so other SQLite files are told apart.
 inline constexpr int64_t kApplicationId = 0x47505553;
 
@@ -444,6 +450,57 @@ struct TableOf<MemoryEventRow> {
       GPUSCOPE_COL(MemoryEventRow, name, "Symbol name, for module globals."));
 };
 
+struct AllocatorEventRow {
+  friend bool operator==(const AllocatorEventRow&, const AllocatorEventRow&) = default;
+  int64_t session_id = 0;
+  int64_t device_id = 0;
+  int64_t timestamp_ns = 0;
+  AllocatorAction action = AllocatorAction::kAlloc;
+  int64_t address = 0;
+  int64_t bytes = 0;
+  std::optional<int64_t> stream;
+};
+inline constexpr std::string_view kAllocatorEventIndexes[] = {"timestamp_ns"};
+template <>
+struct TableOf<AllocatorEventRow> {
+  static constexpr auto kTable = indexedTable<AllocatorEventRow>(
+      "allocator_event",
+      "A PyTorch caching-allocator event: tensors handed out of and back to the segments CUDA sees in "
+      "memory_event (recorded with `record --torch`, or imported from a memory snapshot).",
+      kAllocatorEventIndexes, GPUSCOPE_COL(AllocatorEventRow, session_id, "Session.", "session"),
+      GPUSCOPE_COL(AllocatorEventRow, device_id, "Device ordinal."),
+      GPUSCOPE_COL(AllocatorEventRow, timestamp_ns, "When it happened, ns (PyTorch's clock has µs resolution)."),
+      GPUSCOPE_COL(AllocatorEventRow, action, "What happened."),
+      GPUSCOPE_COL(AllocatorEventRow, address, "Block or segment start address (as a signed 64-bit integer)."),
+      GPUSCOPE_COL(AllocatorEventRow, bytes, "Size, bytes (the block's, rounded up by the allocator)."),
+      GPUSCOPE_COL(AllocatorEventRow, stream, "CUDA stream handle the block belongs to."));
+};
+
+struct TensorRoleRow {
+  friend bool operator==(const TensorRoleRow&, const TensorRoleRow&) = default;
+  int64_t session_id = 0;
+  int64_t device_id = 0;
+  int64_t timestamp_ns = 0;
+  TensorRole role = TensorRole::kParameter;
+  int64_t address = 0;
+  int64_t bytes = 0;
+  StringId name;
+};
+template <>
+struct TableOf<TensorRoleRow> {
+  static constexpr auto kTable = table<TensorRoleRow>(
+      "tensor_role",
+      "What a PyTorch tensor's storage is (parameter, gradient, optimizer state), seen by the PyTorch bridge at "
+      "a moment; the allocator_event block live then at that address is that tensor's memory.",
+      GPUSCOPE_COL(TensorRoleRow, session_id, "Session.", "session"),
+      GPUSCOPE_COL(TensorRoleRow, device_id, "Device ordinal."),
+      GPUSCOPE_COL(TensorRoleRow, timestamp_ns, "When it was seen, ns."),
+      GPUSCOPE_COL(TensorRoleRow, role, "What the tensor is."),
+      GPUSCOPE_COL(TensorRoleRow, address, "Storage start address (as a signed 64-bit integer)."),
+      GPUSCOPE_COL(TensorRoleRow, bytes, "Storage size, bytes."),
+      GPUSCOPE_COL(TensorRoleRow, name, "Qualified name: the parameter's, with .grad or the state's key appended."));
+};
+
 struct MemoryPoolEventRow {
   friend bool operator==(const MemoryPoolEventRow&, const MemoryPoolEventRow&) = default;
   int64_t session_id = 0;
@@ -540,15 +597,16 @@ struct TableOf<DataQualityRow> {
 #undef GPUSCOPE_COL
 
 // Every table of the trace, in creation order.
-using AllRows = std::tuple<TraceInfoRow, StringRow, SessionRow, ClockSyncRow, DeviceRow, ContextRow, ThreadRow,
-                           KernelConfigRow, KernelRow, MemcpyRow, MemsetRow, GraphLaunchRow, ApiCallRow, SyncRow,
-                           MemoryEventRow, MemoryPoolEventRow, NvtxRow, OverheadRow, DataQualityRow>;
+using AllRows =
+    std::tuple<TraceInfoRow, StringRow, SessionRow, ClockSyncRow, DeviceRow, ContextRow, ThreadRow, KernelConfigRow,
+               KernelRow, MemcpyRow, MemsetRow, GraphLaunchRow, ApiCallRow, SyncRow, MemoryEventRow, MemoryPoolEventRow,
+               AllocatorEventRow, TensorRoleRow, NvtxRow, OverheadRow, DataQualityRow>;
 // Tables whose rows are events on a timeline; the others describe the file, its processes and devices.
 using EventRows = std::tuple<KernelRow, MemcpyRow, MemsetRow, GraphLaunchRow, ApiCallRow, SyncRow, MemoryEventRow,
-                             MemoryPoolEventRow, NvtxRow, OverheadRow>;
+                             MemoryPoolEventRow, AllocatorEventRow, NvtxRow, OverheadRow>;
 // Every enum stored in the trace, each with its lookup table.
-using AllEnums =
-    std::tuple<ApiKind, CopyKind, MemoryKind, SyncKind, MemoryOp, PoolOp, NvtxKind, OverheadKind, Severity>;
+using AllEnums = std::tuple<ApiKind, CopyKind, MemoryKind, SyncKind, MemoryOp, PoolOp, AllocatorAction, TensorRole,
+                            NvtxKind, OverheadKind, Severity>;
 
 template <typename Row>
 constexpr const auto& tableOf() {

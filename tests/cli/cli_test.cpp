@@ -28,7 +28,7 @@ int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), 
 TEST(Cli, VersionAndHelp) {
   CliRun v = gpuscope({"--version"});
   EXPECT_EQ(v.status, 0);
-  EXPECT_NE(v.out.find("gpuscope 0.1.0 (trace schema 1)"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("gpuscope 0.1.0 (trace schema 2)"), std::string::npos) << v.out;
   CliRun h = gpuscope({"--help"});
   EXPECT_EQ(h.status, 0);
   for (const char* cmd : {"record", "stats", "advise", "export", "import", "diff", "merge", "apply"}) {
@@ -52,7 +52,7 @@ TEST(Cli, EveryCommandHasHelp) {
 }
 
 TEST(Cli, CommandsNotBuiltYetSaySoAndFail) {
-  for (const char* cmd : {"import", "apply"}) {
+  for (const char* cmd : {"apply"}) {
     CliRun r = gpuscope({cmd, "x.gpuscope"});
     EXPECT_EQ(r.status, 1) << cmd;
     EXPECT_EQ(r.err.rfind(std::string("gpuscope ") + cmd + ": not built yet"), 0u) << r.err;
@@ -60,6 +60,21 @@ TEST(Cli, CommandsNotBuiltYetSaySoAndFail) {
     CliRun help = gpuscope({cmd, "--help"});
     EXPECT_NE(help.out.find("Not built yet"), std::string::npos) << cmd;
   }
+}
+
+TEST(Cli, ImportReadsAMemorySnapshot) {
+  TempDir dir;
+  CliRun r = gpuscope({"import", testing::fixturePath("pytorch_memory_snapshot.json"), "-o", dir.path("t.gpuscope")});
+  EXPECT_EQ(r.status, 0) << r.err;
+  CliRun info = gpuscope({"info", dir.path("t.gpuscope")});
+  EXPECT_NE(info.out.find("allocator_event    1827 rows"), std::string::npos) << info.out;
+  testing::writeFile(dir.path("trace.json"), "{\"traceEvents\": []}");
+  CliRun chrome = gpuscope({"import", dir.path("trace.json"), "-o", dir.path("c.gpuscope")});
+  EXPECT_EQ(chrome.status, 1);
+  EXPECT_EQ(lines(chrome.err), 1) << chrome.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path("c.gpuscope")));
+  CliRun usage = gpuscope({"import", dir.path("trace.json")});
+  EXPECT_EQ(usage.status, 2);
 }
 
 TEST(Cli, MergeCombinesTraces) {

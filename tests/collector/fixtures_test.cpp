@@ -128,3 +128,37 @@ TEST(Fixtures, AdvisorCasesHoldTheirProblemsAndFixes) {
 
 }  // namespace
 }  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+// `record --torch` on a GPT-2 training loop: module ranges on both threads, the optimizer's, the allocator's
+// tensor events and what the bridge knew of each tensor.
+TEST(Fixtures, TorchBridgeRunHoldsModulesAllocatorEventsAndRoles) {
+  const std::string f = "pytorch_bridge_train.gpuscope";
+  auto ranges = [&](const std::string& name) {
+    return query(f, "SELECT count(*) FROM nvtx_view WHERE name_text = '" + name + "'");
+  };
+  EXPECT_EQ(ranges("GPT2LMHeadModel (forward)"), 6);
+  EXPECT_EQ(ranges("GPT2LMHeadModel.transformer.h.1.attn (backward)"), 6);
+  EXPECT_EQ(ranges("GPT2LMHeadModel.transformer.wte (backward)"), 6);  // ended by its parameter's gradient
+  EXPECT_EQ(ranges("optimizer.step (AdamW)"), 6);
+  // Backward runs on autograd's thread, forward on the main one.
+  EXPECT_EQ(query(f, "SELECT count(DISTINCT thread_id) FROM nvtx_view WHERE name_text LIKE '% (backward)'"), 1);
+  EXPECT_NE(query(f, "SELECT thread_id FROM nvtx_view WHERE name_text = 'GPT2LMHeadModel (backward)' LIMIT 1"),
+            query(f, "SELECT thread_id FROM nvtx_view WHERE name_text = 'GPT2LMHeadModel (forward)' LIMIT 1"));
+  EXPECT_EQ(query(f, "SELECT count(*) FROM allocator_event WHERE action = 1"), 1233);
+  EXPECT_EQ(query(f, "SELECT count(*) FROM allocator_event WHERE action = 4"), 25);
+  EXPECT_EQ(query(f, "SELECT count(*) FROM tensor_role WHERE role = 1"), 28);   // parameters
+  EXPECT_EQ(query(f, "SELECT count(*) FROM tensor_role WHERE role = 3"), 168);  // gradients, 6 steps
+  EXPECT_EQ(query(f, "SELECT count(*) FROM tensor_role WHERE role = 4"), 56);   // Adam's two moments
+  // Every parameter lies inside a tensor block the allocator handed out before the parameter was seen.
+  EXPECT_EQ(query(f,
+                  "SELECT count(*) FROM tensor_role r WHERE r.role = 1 AND EXISTS (SELECT 1 FROM allocator_event a "
+                  "WHERE a.action = 1 AND r.address >= a.address AND r.address < a.address + a.bytes "
+                  "AND a.timestamp_ns <= r.timestamp_ns)"),
+            28);
+}
+
+}  // namespace
+}  // namespace gpuscope

@@ -104,3 +104,52 @@ TEST(Launcher, ProgramMustFollowTheSeparator) {
 
 }  // namespace
 }  // namespace gpuscope
+
+namespace gpuscope {
+namespace {
+
+// --torch puts the bridge first on PYTHONPATH (the program's own entries after it) and asks it to record.
+TEST(Launcher, TorchPutsTheBridgeOnThePythonPath) {
+  TempDir dir;
+  setenv("PYTHONPATH", "/the/programs/own", 1);
+  Finished f = runGpuscope({"record", "--torch", "-o", dir.path("t.gpuscope"), "--", "sh", "-c",
+                            "echo \"$GPUSCOPE_TORCH\"; echo \"$PYTHONPATH\""},
+                           dir);
+  unsetenv("PYTHONPATH");
+  ASSERT_TRUE(WIFEXITED(f.wait_status)) << f.err;
+  const std::string bridge = testing::binDir() + "/../share/gpuscope/python";
+  EXPECT_EQ(f.out, "record\n" + std::filesystem::weakly_canonical(bridge).string() +
+                       "/bootstrap:" + std::filesystem::weakly_canonical(bridge).string() + ":/the/programs/own\n");
+}
+
+// The bridge's sitecustomize runs the program's own, and when the bridge cannot install itself (here a
+// "torch" that is not PyTorch) the program's output and exit code are what they would have been.
+TEST(Launcher, TorchBridgeFailuresLeaveThePythonProgramAlone) {
+  if (std::system("python3 -c pass 2>/dev/null") != 0) GTEST_SKIP() << "no python3";
+  TempDir dir;
+  std::filesystem::create_directories(dir.path("site/torch"));
+  testing::writeFile(dir.path("site/torch/__init__.py"), "VALUE = 42\n");
+  testing::writeFile(dir.path("site/sitecustomize.py"), "print('own sitecustomize')\n");
+  setenv("PYTHONPATH", dir.path("site").c_str(), 1);
+  Finished f = runGpuscope({"record", "--torch", "-o", dir.path("t.gpuscope"), "--", "python3", "-c",
+                            "import torch; print(torch.VALUE); raise SystemExit(5)"},
+                           dir);
+  unsetenv("PYTHONPATH");
+  ASSERT_TRUE(WIFEXITED(f.wait_status)) << f.err;
+  EXPECT_EQ(WEXITSTATUS(f.wait_status), 5);
+  EXPECT_EQ(f.out, "own sitecustomize\n42\n");
+  EXPECT_NE(f.err.find("gpuscope: PyTorch bridge not installed"), std::string::npos) << f.err;
+}
+
+TEST(Launcher, TorchWithoutTheBridgeIsAClearError) {
+  TempDir dir;
+  setenv("GPUSCOPE_PYTHON_DIR", dir.path("nowhere").c_str(), 1);
+  Finished f = runGpuscope({"record", "--torch", "-o", dir.path("t.gpuscope"), "--", "true"}, dir);
+  unsetenv("GPUSCOPE_PYTHON_DIR");
+  ASSERT_TRUE(WIFEXITED(f.wait_status));
+  EXPECT_NE(WEXITSTATUS(f.wait_status), 0);
+  EXPECT_NE(f.err.find("the PyTorch bridge is missing"), std::string::npos) << f.err;
+}
+
+}  // namespace
+}  // namespace gpuscope

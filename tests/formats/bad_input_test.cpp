@@ -76,6 +76,36 @@ TEST(BadInput, OlderSchemaVersion) {
   expectMentions(openError(dir.path("t.gpuscope")), dir.path("t.gpuscope"), "older gpuscope");
 }
 
+// Version 1 traces (recorded before the PyTorch allocator tables) still open: those tables read as empty.
+TEST(BadInput, VersionOneTracesReadWithoutTheLaterTables) {
+  TempDir dir;
+  ASSERT_TRUE(testing::writeSampleTrace(dir.path("t.gpuscope")));
+  {
+    Result<sqlite::Database> db = sqlite::Database::open(dir.path("t.gpuscope"), sqlite::Database::Mode::kCreate);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(
+        db->exec("DROP VIEW IF EXISTS tensor_role_view; DROP VIEW IF EXISTS allocator_event_view; "
+                 "DROP TABLE allocator_event; DROP TABLE tensor_role; PRAGMA user_version=1"));
+  }
+  Result<TraceReader> reader = TraceReader::open(dir.path("t.gpuscope"));
+  ASSERT_TRUE(reader) << reader.status().message();
+  EXPECT_EQ(reader->version(), 1);
+  EXPECT_TRUE(reader->absent("allocator_event"));
+  EXPECT_FALSE(reader->absent("kernel"));
+  EXPECT_EQ(*reader->count<schema::AllocatorEventRow>(), 0);
+  Result<std::vector<schema::TensorRoleRow>> roles = reader->readAll<schema::TensorRoleRow>();
+  ASSERT_TRUE(roles);
+  EXPECT_TRUE(roles->empty());
+  EXPECT_GT(*reader->count<schema::KernelRow>(), 0);
+  // A missing table that version 1 had is damage, not age.
+  {
+    Result<sqlite::Database> db = sqlite::Database::open(dir.path("t.gpuscope"), sqlite::Database::Mode::kCreate);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(db->exec("DROP VIEW IF EXISTS kernel_view; DROP TABLE kernel"));
+  }
+  EXPECT_FALSE(TraceReader::open(dir.path("t.gpuscope")));
+}
+
 // A truncated or overwritten trace must fail with a message (at open or during export), never crash,
 // and never leave an output file.
 void expectExportFailsCleanly(const std::string& trace, const std::string& out) {

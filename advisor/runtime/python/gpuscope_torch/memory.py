@@ -1,0 +1,125 @@
+"""The caching allocator's events, with what the tensors are, written beside the trace at exit.
+
+PyTorch's caching allocator hands tensors out of segments it keeps, so CUPTI sees segments, not tensors.
+Its memory history (torch.cuda.memory._record_memory_history) records every tensor allocation and free
+with its address, size, stream and time; the bridge adds the addresses of parameters, buffers,
+gradients and optimizer state as it sees them, so the analyzer can tell every category exactly. The file,
+torch-<pid>.json in the recording's folder, is a PyTorch memory snapshot (JSON) with a "gpuscope" key;
+`gpuscope record` merges it into the process's trace.
+"""
+
+import atexit
+import json
+import os
+import sys
+import time
+
+import torch
+
+from . import annotate, warn
+
+_MAX_EVENTS = int(os.environ.get("GPUSCOPE_TORCH_MAX_EVENTS", "2000000"))
+_MAX_ROLES = 2_000_000
+_roles = []  # [time_us, device, address, bytes, role, name]
+_named_roots = set()  # ids of root modules whose parameters were recorded
+_param_names = {}  # id(parameter) -> qualified name
+_last_state = {}  # (id(parameter), key) -> (address, bytes): optimizer state is recorded when it moves
+_recording = False
+
+
+def install(output_dir):
+    from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+    # At CUDA's initialization, not before: importing torch must not initialize CUDA (a program may fork).
+    torch.cuda._lazy_call(_start)
+    atexit.register(_write, output_dir)
+    annotate.root_forward_observers.append(_guarded(_on_root_forward))
+    register_optimizer_step_pre_hook(_guarded(_on_step_pre))
+    register_optimizer_step_post_hook(_guarded(_on_step_post))
+
+
+def _guarded(fn):
+    def run(*args, **kwargs):
+        try:
+            if _recording:
+                fn(*args, **kwargs)
+        except Exception as error:
+            warn(f"tensor roles not recorded: {error!r}")
+
+    return run
+
+
+def _start():
+    global _recording
+    try:
+        torch.cuda.memory._record_memory_history(
+            enabled="all", context=None, stacks="python", max_entries=_MAX_EVENTS
+        )
+        _recording = True
+    except Exception as error:
+        warn(f"the caching allocator's events are not recorded: {error!r}")
+
+
+def _note(tensor, role, name):
+    if len(_roles) >= _MAX_ROLES or not isinstance(tensor, torch.Tensor) or not tensor.is_cuda:
+        return
+    size = tensor.untyped_storage().nbytes()
+    if size == 0:
+        return
+    _roles.append([time.time_ns() // 1000, tensor.device.index, tensor.untyped_storage().data_ptr(), size, role, name])
+
+
+def _on_root_forward(module):
+    if id(module) in _named_roots:
+        return
+    _named_roots.add(id(module))
+    root = annotate.qualified_name(module)
+    for name, p in module.named_parameters():
+        _param_names[id(p)] = f"{root}.{name}"
+        _note(p, "parameter", f"{root}.{name}")
+    for name, b in module.named_buffers():
+        _note(b, "buffer", f"{root}.{name}")
+
+
+def _params(optimizer):
+    for group in optimizer.param_groups:
+        yield from group["params"]
+
+
+def _on_step_pre(optimizer, args, kwargs):
+    for p in _params(optimizer):  # gradients: allocated anew each step unless zero_grad(set_to_none=False)
+        if p.grad is not None:
+            _note(p.grad, "gradient", _param_names.get(id(p), "") + ".grad")
+
+
+def _on_step_post(optimizer, args, kwargs):
+    for p in _params(optimizer):
+        for key, value in optimizer.state.get(p, {}).items():
+            if not isinstance(value, torch.Tensor) or not value.is_cuda:
+                continue
+            where = (value.untyped_storage().data_ptr(), value.untyped_storage().nbytes())
+            if _last_state.get((id(p), key)) != where:
+                _last_state[(id(p), key)] = where
+                _note(value, "optimizer_state", f"{_param_names.get(id(p), '')}.{key}")
+
+
+def _write(output_dir):
+    if not _recording:
+        return
+    try:
+        snapshot = torch.cuda.memory._snapshot()
+        traces = snapshot.get("device_traces", [])
+        snapshot["gpuscope"] = {
+            "version": 1,
+            "pid": os.getpid(),
+            "max_entries": _MAX_EVENTS,
+            "wrapped": any(len(t) >= _MAX_EVENTS for t in traces),
+            "roles_dropped": len(_roles) >= _MAX_ROLES,
+            "roles": _roles,
+        }
+        path = os.path.join(output_dir, f"torch-{os.getpid()}.json")
+        with open(path + ".tmp", "w") as f:
+            json.dump(snapshot, f, separators=(",", ":"))
+        os.replace(path + ".tmp", path)
+    except Exception as error:
+        warn(f"the caching allocator's events could not be written: {error!r}")

@@ -1,0 +1,149 @@
+// PyTorch memory snapshots (tests/fixtures/pytorch_memory_snapshot.json, made on an H100) read into trace
+// rows; the bridge's allocator events merged into the session of their process; bad snapshots refused
+// with one clear error.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "formats/torch_memory.h"
+#include "formats/trace_import.h"
+#include "formats/trace_merge.h"
+#include "formats/trace_reader.h"
+#include "tests/support/sample_trace.h"
+
+namespace gpuscope {
+namespace {
+
+using schema::AllocatorAction;
+
+int64_t countOf(const TorchMemory& m, AllocatorAction a) {
+  return std::count_if(m.events.begin(), m.events.end(), [&](const auto& e) { return e.action == a; });
+}
+
+TEST(TorchMemory, ReadsARealSnapshot) {
+  Result<TorchMemory> m = readTorchMemory(testing::fixturePath("pytorch_memory_snapshot.json"));
+  ASSERT_TRUE(m) << m.status().message();
+  EXPECT_EQ(m->events.size(), 1827u);
+  const int64_t allocs = countOf(*m, AllocatorAction::kAlloc);
+  EXPECT_GT(allocs, 500);
+  // Every tensor freed is first requested, then completed; a few are still alive at the snapshot.
+  EXPECT_EQ(countOf(*m, AllocatorAction::kFreeRequested), countOf(*m, AllocatorAction::kFreeCompleted));
+  EXPECT_LE(countOf(*m, AllocatorAction::kFreeCompleted), allocs);
+  EXPECT_GT(countOf(*m, AllocatorAction::kSegmentAlloc), 0);
+  for (const auto& e : m->events) {
+    EXPECT_GT(e.timestamp_ns, 1'700'000'000'000'000'000);  // Unix time, in ns (2023 on)
+    EXPECT_GT(e.bytes, 0);
+    EXPECT_EQ(e.device_id, 0);
+  }
+  EXPECT_TRUE(std::is_sorted(m->events.begin(), m->events.end(),
+                             [](const auto& a, const auto& b) { return a.timestamp_ns < b.timestamp_ns; }));
+  EXPECT_FALSE(m->pid);  // a user's snapshot: no "gpuscope" key
+  EXPECT_TRUE(m->roles.empty());
+}
+
+TEST(TorchMemory, BadSnapshotsGetOneClearError) {
+  testing::TempDir dir;
+  auto errorOf = [&](const std::string& name, const std::string& text) {
+    testing::writeFile(dir.path(name), text);
+    Result<TorchMemory> m = readTorchMemory(dir.path(name));
+    EXPECT_FALSE(m) << name;
+    return m ? std::string() : m.status().message();
+  };
+  EXPECT_NE(errorOf("a.json", "{\"device_traces\": [[{\"action\": ").find("not JSON"), std::string::npos);
+  EXPECT_NE(errorOf("b.json", "{\"segments\": []}").find("not a PyTorch memory snapshot"), std::string::npos);
+  EXPECT_NE(errorOf("c.json", "{\"traceEvents\": []}").find("Chrome/Kineto trace"), std::string::npos);
+  EXPECT_NE(errorOf("d.json", "{\"device_traces\": [], \"gpuscope\": {\"roles\": [[1, 2]]}}").find("tensor role"),
+            std::string::npos);
+  Result<TorchMemory> missing = readTorchMemory(dir.path("none.json"));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.status().kind(), ErrorKind::kNotFound);
+}
+
+TEST(TorchMemory, UnknownActionsAreCountedNotFatal) {
+  testing::TempDir dir;
+  testing::writeFile(dir.path("s.json"),
+                     R"({"device_traces": [[{"action": "alloc", "addr": 4096, "size": 512, "stream": 0,
+                     "time_us": 1700000000000000}, {"action": "snapshot", "addr": 0, "size": 0, "time_us": 1},
+                     {"action": "free_requested", "addr": 4096, "size": 512}]]})");
+  Result<TorchMemory> m = readTorchMemory(dir.path("s.json"));
+  ASSERT_TRUE(m) << m.status().message();
+  EXPECT_EQ(m->events.size(), 1u);
+  EXPECT_EQ(m->skipped, 2);  // a snapshot marker, and a free without a time
+}
+
+TEST(TorchMemory, ImportWritesATrace) {
+  testing::TempDir dir;
+  ASSERT_TRUE(importTrace(testing::fixturePath("pytorch_memory_snapshot.json"), dir.path("t.gpuscope"), false));
+  Result<TraceReader> r = TraceReader::open(dir.path("t.gpuscope"));
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(*r->count<schema::AllocatorEventRow>(), 1827);
+  EXPECT_EQ(*r->count<schema::SessionRow>(), 1);
+  EXPECT_TRUE(*r->hasEvents());
+  // The output exists now: not replaced without overwrite.
+  EXPECT_FALSE(importTrace(testing::fixturePath("pytorch_memory_snapshot.json"), dir.path("t.gpuscope"), false));
+  EXPECT_TRUE(importTrace(testing::fixturePath("pytorch_memory_snapshot.json"), dir.path("t.gpuscope"), true));
+}
+
+// record --torch: torch-<pid>.json beside the parts joins the session whose process wrote it.
+TEST(TorchMemory, MergeAddsTheBridgeEventsToTheirProcess) {
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::writeSampleTrace(dir.path("part.gpuscope")));
+  Result<TraceReader> part = TraceReader::open(dir.path("part.gpuscope"));
+  ASSERT_TRUE(part);
+  const int64_t pid = (*part->readAll<schema::SessionRow>()).front().pid;
+  std::ifstream in(testing::fixturePath("pytorch_memory_snapshot.json"));
+  nlohmann::json snapshot = nlohmann::json::parse(in);
+  snapshot["gpuscope"] = {{"pid", pid},
+                          {"wrapped", true},
+                          {"roles",
+                           {{1700000000000001, 0, 4096, 1024, "parameter", "Net.fc.weight"},
+                            {1700000000000002, 0, 8192, 1024, "gradient", "Net.fc.weight.grad"}}}};
+  testing::writeFile(dir.path("torch-" + std::to_string(pid) + ".json"), snapshot.dump());
+  testing::writeFile(dir.path("torch-1.json"), "not json");  // no such process: never read
+  MergeOptions options;
+  options.torch_memory_dir = dir.path("");
+  ASSERT_TRUE(mergeTraces({dir.path("part.gpuscope")}, dir.path("merged.gpuscope"), options));
+  Result<TraceReader> merged = TraceReader::open(dir.path("merged.gpuscope"));
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(*merged->count<schema::AllocatorEventRow>(), 1827);
+  Result<std::vector<schema::TensorRoleRow>> roles = merged->readAll<schema::TensorRoleRow>();
+  ASSERT_TRUE(roles);
+  ASSERT_EQ(roles->size(), 2u);
+  const std::vector<std::string> strings = *merged->loadStrings();
+  EXPECT_EQ(stringOf(strings, (*roles)[1].name), "Net.fc.weight.grad");
+  EXPECT_EQ((*roles)[0].role, schema::TensorRole::kParameter);
+  EXPECT_EQ((*roles)[0].timestamp_ns, 1700000000000001000);  // µs to ns; the sample's trace clock is Unix time
+  EXPECT_EQ((*roles)[0].session_id, 1);
+  bool said_full = false;
+  (void)merged->forEach<schema::DataQualityRow>([&](const schema::DataQualityRow& q) {
+    said_full |= q.code == "allocator_history_full";
+    return true;
+  });
+  EXPECT_TRUE(said_full);
+}
+
+TEST(TorchMemory, AnUnreadableBridgeFileIsSaidAndTheTraceKept) {
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::writeSampleTrace(dir.path("part.gpuscope")));
+  Result<TraceReader> part = TraceReader::open(dir.path("part.gpuscope"));
+  const int64_t pid = (*part->readAll<schema::SessionRow>()).front().pid;
+  testing::writeFile(dir.path("torch-" + std::to_string(pid) + ".json"), "{\"truncated");
+  MergeOptions options;
+  options.torch_memory_dir = dir.path("");
+  ASSERT_TRUE(mergeTraces({dir.path("part.gpuscope")}, dir.path("merged.gpuscope"), options));
+  Result<TraceReader> merged = TraceReader::open(dir.path("merged.gpuscope"));
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(*merged->count<schema::AllocatorEventRow>(), 0);
+  EXPECT_GT(*merged->count<schema::KernelRow>(), 0);
+  bool said = false;
+  (void)merged->forEach<schema::DataQualityRow>([&](const schema::DataQualityRow& q) {
+    said |= q.code == "torch_memory_unreadable" && q.message.find("not JSON") != std::string::npos;
+    return true;
+  });
+  EXPECT_TRUE(said);
+}
+
+}  // namespace
+}  // namespace gpuscope
