@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "advisor/rule.h"
+#include "analyzer/units.h"
 
 namespace gpuscope::advisor {
 
@@ -42,6 +43,17 @@ std::vector<std::string> notesOn(const Context& c) {
   return notes;
 }
 
+// With PyTorch's allocator events the peak counts tensors; the caching allocator held more from CUDA.
+std::string memoryBasis(const Context& c) {
+  const bool tensors = std::any_of(c.memory.allocations.begin(), c.memory.allocations.end(),
+                                   [](const analysis::Allocation& x) { return x.tensor; });
+  if (!tensors || c.memory.devices.empty()) return "peak device memory";
+  const auto top = std::max_element(c.memory.devices.begin(), c.memory.devices.end(),
+                                    [](const auto& x, const auto& y) { return x.peak_bytes < y.peak_bytes; });
+  return "peak of PyTorch's tensors (the caching allocator reserved " + analysis::formatBytes(top->cuda_peak_bytes) +
+         " from CUDA)";
+}
+
 }  // namespace
 
 Advice advise(const Context& c) {
@@ -52,6 +64,7 @@ Advice advise(const Context& c) {
   a.step_basis = c.step.basis;
   a.per_step = c.step.from_iterations;
   a.measured = {c.step.time_ns, c.model.measured_peak_bytes};
+  a.memory_basis = memoryBasis(c);
   for (const Rule& rule : allRules()) {
     if (c.device == analysis::kNone) break;
     if (std::optional<Finding> f = rule.check(c)) a.findings.push_back(std::move(*f));

@@ -13,13 +13,14 @@
 namespace gpuscope::advisor {
 
 struct Advice {
-  std::string trace;        // path of the trace
-  std::string framework;    // "PyTorch", "JAX", "CuPy", "CUDA"
-  std::string device;       // "GPU 0 (NVIDIA H100 80GB HBM3)"; "" with no GPU work
-  std::string step_basis;   // how the step was measured
-  bool per_step = false;    // times are per iteration (false: for the whole run)
-  plan::Outcome measured;   // step time, peak device memory
-  plan::Outcome predicted;  // after every finding's fix
+  std::string trace;                                // path of the trace
+  std::string framework;                            // "PyTorch", "JAX", "CuPy", "CUDA"
+  std::string device;                               // "GPU 0 (NVIDIA H100 80GB HBM3)"; "" with no GPU work
+  std::string step_basis;                           // how the step was measured
+  std::string memory_basis = "peak device memory";  // what the peak counts
+  bool per_step = false;                            // times are per iteration (false: for the whole run)
+  plan::Outcome measured;                           // step time, peak device memory
+  plan::Outcome predicted;                          // after every finding's fix
   std::string prediction_basis;
   std::vector<Finding> findings;   // most to least to gain
   std::vector<std::string> notes;  // what limits the advice (no iterations, no phases, data-quality warnings)

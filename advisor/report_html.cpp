@@ -194,7 +194,8 @@ std::string renderHtml(const Advice& a) {
   out += "<tr><th>Step</th><td>" + escape(stepText(a)) + " <span class=\"basis\">(" + escape(a.step_basis) +
          ")</span></td></tr>";
   if (a.measured.peak_memory_bytes > 0) {
-    out += "<tr><th>Peak memory</th><td>" + escape(analysis::formatBytes(a.measured.peak_memory_bytes)) + "</td></tr>";
+    out += "<tr><th>Peak memory</th><td>" + escape(analysis::formatBytes(a.measured.peak_memory_bytes)) + " (" +
+           escape(a.memory_basis) + ")</td></tr>";
   }
   if (!a.findings.empty()) {
     out += "<tr><th>Predicted</th><td>" + escape(predictionText(a)) + " with every fix <span class=\"basis\">(" +

@@ -31,7 +31,7 @@ std::string renderMarkdown(const Advice& a) {
   if (!a.device.empty()) out += "| Program | " + a.framework + " on " + cell(a.device) + " |\n";
   out += "| Step | " + stepText(a) + " — " + cell(a.step_basis) + " |\n";
   if (a.measured.peak_memory_bytes > 0) {
-    out += "| Peak memory | " + analysis::formatBytes(a.measured.peak_memory_bytes) + " |\n";
+    out += "| Peak memory | " + analysis::formatBytes(a.measured.peak_memory_bytes) + " (" + a.memory_basis + ") |\n";
   }
   if (!a.findings.empty()) {
     out += "| Predicted with every fix | " + predictionText(a) + " — " + cell(a.prediction_basis) + " |\n";

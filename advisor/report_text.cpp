@@ -78,7 +78,8 @@ std::string renderText(const Advice& a, int width_in, bool colour) {
   const std::string indent(12, ' ');
   out += "  Step      " + wrap(stepText(a) + " (" + a.step_basis + ")", width, indent) + "\n";
   if (a.measured.peak_memory_bytes > 0) {
-    out += "  Memory    " + analysis::formatBytes(a.measured.peak_memory_bytes) + " peak device memory\n";
+    out += "  Memory    " +
+           wrap(analysis::formatBytes(a.measured.peak_memory_bytes) + " " + a.memory_basis, width, indent) + "\n";
   }
   if (a.findings.empty()) {
     out += "\nNo findings: no rule found a problem worth fixing in this trace.\n";

@@ -7,6 +7,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/phases.h"
+
 namespace gpuscope::analysis {
 
 namespace {
@@ -81,17 +83,46 @@ std::vector<double> launchesPerRange(const std::vector<int64_t>& sorted_launch, 
   return counts;
 }
 
+using RangeKey = std::tuple<int32_t, int32_t, std::string, int64_t>;  // session, domain, name, thread
+
+// PyTorch recorded with --torch: a step runs from one forward of a root module (a module range whose name
+// has no '.') to the next, its backward and optimizer step in between, though no one range spans it. The
+// last runs to the end of the last range that starts in it.
+void addModuleSteps(const TraceData& t, std::map<RangeKey, std::vector<Iteration>>& groups) {
+  std::map<RangeKey, std::vector<int64_t>> roots;  // start times of each root module's forward ranges
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    const std::string& name = t.text(t.nvtx.name[r]);
+    Phase pass;
+    if (t.nvtx.kind[r] != schema::NvtxKind::kRange || !isModuleRange(name)) continue;
+    const std::string module = moduleOfRange(name, pass);
+    if (pass != Phase::kForward || module.find('.') != std::string::npos) continue;
+    roots[{t.nvtx.session[r], kNone, name + " to the next", t.nvtx.thread_id[r]}].push_back(t.nvtx.start_ns[r]);
+  }
+  for (auto& [key, starts] : roots) {
+    if (starts.size() < 2) continue;
+    std::vector<Iteration>& steps = groups[key];
+    for (size_t i = 0; i + 1 < starts.size(); ++i) steps.push_back({starts[i], starts[i + 1]});
+    int64_t end = starts.back();
+    for (auto r = std::lower_bound(t.nvtx.start_ns.begin(), t.nvtx.start_ns.end(), starts.back());
+         r != t.nvtx.start_ns.end(); ++r) {
+      const size_t row = static_cast<size_t>(r - t.nvtx.start_ns.begin());
+      if (t.nvtx.session[row] == std::get<0>(key)) end = std::max(end, t.nvtx.end_ns[row]);
+    }
+    steps.push_back({starts.back(), end});
+  }
+}
+
 // The repeating NVTX range, with regular kernel counts after its first instance, that covers the most
 // kernel launches (ties: the one with more instances). Irregular ranges (compilation, data loading) are
 // not iterations.
 Iterations fromNvtx(const TraceData& t, const std::vector<int64_t>& launch) {
-  using Key = std::tuple<int32_t, int32_t, std::string, int64_t>;  // session, domain, name, thread
-  std::map<Key, std::vector<Iteration>> groups;
+  std::map<RangeKey, std::vector<Iteration>> groups;
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
     if (t.nvtx.kind[r] != schema::NvtxKind::kRange) continue;
     groups[{t.nvtx.session[r], t.nvtx.domain[r], withoutDigits(t.text(t.nvtx.name[r])), t.nvtx.thread_id[r]}].push_back(
         {t.nvtx.start_ns[r], t.nvtx.end_ns[r]});
   }
+  addModuleSteps(t, groups);
   std::vector<int64_t> sorted_launch = launch;
   std::sort(sorted_launch.begin(), sorted_launch.end());
   Iterations best;

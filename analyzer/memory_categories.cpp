@@ -1,6 +1,8 @@
 #include "analyzer/memory_categories.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "analyzer/phases.h"
@@ -68,6 +70,40 @@ MemoryCategory categoryOf(const Allocation& a, const PhaseMap& phases) {
   }
 }
 
+MemoryCategory categoryOfRole(schema::TensorRole role) {
+  switch (role) {
+    case schema::TensorRole::kGradient: return MemoryCategory::kGradients;
+    case schema::TensorRole::kOptimizerState: return MemoryCategory::kOptimizerState;
+    default: return MemoryCategory::kParameters;  // parameters and buffers
+  }
+}
+
+// What the PyTorch bridge saw each tensor to be: a role applies to the tensor block that held its address
+// when it was seen. Blocks are found by their start address (storages start their block; a view into a
+// larger block is found when no other block ever started between the two).
+std::vector<std::optional<MemoryCategory>> namedCategories(const TraceData& t, const MemoryAnalysis& m) {
+  std::vector<std::optional<MemoryCategory>> named(m.allocations.size());
+  std::map<std::pair<int32_t, int64_t>, std::vector<int32_t>> blocks;  // (session, start) → allocations by time
+  for (size_t i = 0; i < m.allocations.size(); ++i) {
+    if (m.allocations[i].tensor)
+      blocks[{m.allocations[i].session, m.allocations[i].address}].push_back(static_cast<int32_t>(i));
+  }
+  const TensorRoleTable& r = t.roles;
+  for (size_t k = 0; k < r.size(); ++k) {
+    auto it = blocks.upper_bound({r.session[k], r.address[k]});
+    if (it == blocks.begin() || (--it)->first.first != r.session[k]) continue;
+    for (auto a = it->second.rbegin(); a != it->second.rend(); ++a) {
+      const Allocation& block = m.allocations[*a];
+      if (block.alloc_ns > r.time_ns[k]) continue;
+      if (block.aliveAt(r.time_ns[k]) && r.address[k] < block.address + block.bytes) {
+        named[*a] = categoryOfRole(r.role[k]);
+      }
+      break;
+    }
+  }
+  return named;
+}
+
 // Replays the allocations of one device by category to find each category's own peak.
 void measureUsage(const MemoryAnalysis& memory, int32_t device, MemoryCategories& c) {
   struct Change {
@@ -107,7 +143,11 @@ MemoryCategories categorizeMemory(const TraceData& trace, const Iterations& iter
   for (int i = 0; i < kMemoryCategoryCount; ++i) c.usage[i].category = static_cast<MemoryCategory>(i);
   const PhaseMap phases(trace, iterations);
   c.phases_found = phases.phasesFound();
-  for (const Allocation& a : memory.allocations) c.of_allocation.push_back(categoryOf(a, phases));
+  const std::vector<std::optional<MemoryCategory>> named = namedCategories(trace, memory);
+  c.roles_found = std::any_of(named.begin(), named.end(), [](const auto& n) { return n.has_value(); });
+  for (size_t i = 0; i < memory.allocations.size(); ++i) {
+    c.of_allocation.push_back(named[i] ? *named[i] : categoryOf(memory.allocations[i], phases));
+  }
   if (memory.devices.empty()) return c;
   const auto top = std::max_element(memory.devices.begin(), memory.devices.end(),
                                     [](const auto& x, const auto& y) { return x.peak_bytes < y.peak_bytes; });

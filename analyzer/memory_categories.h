@@ -1,6 +1,8 @@
 // What device memory holds — parameters, gradients, optimizer state, activations, temporaries — told from
 // each allocation's lifetime against the iterations and their forward, backward and optimizer phases
-// (NVTX ranges whose names say forward/fwd, backward/bwd, optim), and each category's peak.
+// (NVTX ranges whose names say forward/fwd, backward/bwd, optim), and each category's peak. For PyTorch
+// recorded with --torch, parameters, buffers, gradients and optimizer state are known exactly: the bridge
+// saw their addresses (TensorRoleTable); lifetimes tell the rest.
 #pragma once
 
 #include <array>
@@ -30,7 +32,8 @@ struct CategoryUsage {
 };
 
 struct MemoryCategories {
-  bool phases_found = false;                              // forward/backward/optimizer ranges were there to judge by
+  bool phases_found = false;  // forward/backward/optimizer ranges were there to judge by
+  bool roles_found = false;   // some allocations' categories came from the PyTorch bridge's tensor roles
   std::vector<MemoryCategory> of_allocation;              // parallel to MemoryAnalysis::allocations
   std::array<CategoryUsage, kMemoryCategoryCount> usage;  // for the device with the highest peak
 };

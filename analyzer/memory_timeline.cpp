@@ -21,31 +21,67 @@ constexpr size_t kMaxSuspects = 20;
 
 class Replay {
  public:
-  explicit Replay(const TraceData& t) : t_(t), live_(t.sessions.size()), bytes_(t.devices.size(), 0) {
+  explicit Replay(const TraceData& t)
+      : t_(t),
+        live_(t.sessions.size()),
+        bytes_(t.devices.size(), 0),
+        cuda_bytes_(t.devices.size(), 0),
+        tensors_(t.sessions.size(), false) {
     out_.devices.resize(t.devices.size());
     for (size_t d = 0; d < out_.devices.size(); ++d) out_.devices[d].device = static_cast<int32_t>(d);
+    for (size_t i = 0; i < t.allocator.size(); ++i) {
+      if (t.allocator.action[i] == schema::AllocatorAction::kAlloc) tensors_[t.allocator.session[i]] = true;
+    }
   }
 
   MemoryAnalysis run() {
     const MemoryTable& m = t_.memory;
     for (size_t i = 0; i < m.size(); ++i) {
       if (!isDeviceMemory(m.kind[i])) continue;
-      if (m.op[i] == schema::MemoryOp::kAllocation) {
+      const bool allocation = m.op[i] == schema::MemoryOp::kAllocation;
+      if (tensors_[m.session[i]]) {
+        countCuda(m.device[i], allocation ? m.bytes[i] : -m.bytes[i]);  // CUPTI's releases carry their size
+      } else if (allocation) {
         allocate(i);
       } else {
         release(m.session[i], m.address[i], m.time_ns[i]);
       }
     }
-    for (DeviceMemory& d : out_.devices) d.end_bytes = bytes_[d.device];
+    replayTensors();
+    for (DeviceMemory& d : out_.devices) {
+      d.end_bytes = bytes_[d.device];
+      if (d.cuda_peak_bytes == 0) d.cuda_peak_bytes = d.peak_bytes;
+    }
     return std::move(out_);
   }
 
  private:
+  // Tensor blocks: handed out at alloc, back in the allocator's cache at free_completed.
+  void replayTensors() {
+    const AllocatorTable& a = t_.allocator;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a.action[i] == schema::AllocatorAction::kAlloc) {
+        add({a.session[i], a.device[i], a.address[i], a.bytes[i], a.time_ns[i], kNone, MemoryKind::kDevice, kNone,
+             true});
+      } else if (a.action[i] == schema::AllocatorAction::kFreeCompleted) {
+        release(a.session[i], a.address[i], a.time_ns[i]);
+      }
+    }
+  }
+
+  void countCuda(int32_t device, int64_t delta) {
+    cuda_bytes_[device] += delta;
+    out_.devices[device].cuda_peak_bytes = std::max(out_.devices[device].cuda_peak_bytes, cuda_bytes_[device]);
+  }
+
   void allocate(size_t i) {
     const MemoryTable& m = t_.memory;
+    add({m.session[i], m.device[i], m.address[i], m.bytes[i], m.time_ns[i], kNone, m.kind[i], m.call[i]});
+  }
+
+  void add(const Allocation& a) {
     // An address allocated twice without a free in between: the free was not recorded.
-    if (live_[m.session[i]].count(m.address[i])) release(m.session[i], m.address[i], m.time_ns[i]);
-    Allocation a{m.session[i], m.device[i], m.address[i], m.bytes[i], m.time_ns[i], kNone, m.kind[i], m.call[i]};
+    if (live_[a.session].count(a.address)) release(a.session, a.address, a.alloc_ns);
     live_[a.session][a.address] = static_cast<int32_t>(out_.allocations.size());
     out_.allocations.push_back(a);
     change(a.device, a.bytes, a.alloc_ns);
@@ -76,6 +112,8 @@ class Replay {
   const TraceData& t_;
   std::vector<std::unordered_map<int64_t, int32_t>> live_;  // per session: address -> allocation
   std::vector<int64_t> bytes_;                              // per device: live bytes now
+  std::vector<int64_t> cuda_bytes_;                         // per device: CUDA's bytes, for tensor-level sessions
+  std::vector<bool> tensors_;                               // per session: measured by its tensors
   MemoryAnalysis out_;
 };
 
@@ -150,22 +188,6 @@ LeakCheck checkLeak(const MemoryAnalysis& m, const Iterations& iterations) {
   return leak;
 }
 
-// The innermost NVTX range of this thread open at time t ("" when none).
-std::string rangeAt(const TraceData& t, int32_t session, int64_t thread, int64_t time) {
-  const NvtxTable& n = t.nvtx;
-  auto it = std::upper_bound(n.start_ns.begin(), n.start_ns.end(), time);
-  // Walk back over the ranges that started before t; the first still open is the innermost. Bounded, so a
-  // trace of millions of short ranges cannot make one question slow.
-  for (int steps = 0; it != n.start_ns.begin() && steps < 100'000; ++steps) {
-    const size_t r = static_cast<size_t>(--it - n.start_ns.begin());
-    if (n.kind[r] == schema::NvtxKind::kRange && n.session[r] == session && n.thread_id[r] == thread &&
-        n.end_ns[r] > time) {
-      return t.text(n.name[r]);
-    }
-  }
-  return "";
-}
-
 }  // namespace
 
 MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iterations) {
@@ -175,11 +197,32 @@ MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iteration
   return m;
 }
 
+int32_t innermostRange(const TraceData& t, int32_t session, int64_t thread, int64_t time,
+                       bool (*accept)(std::string_view name)) {
+  const NvtxTable& n = t.nvtx;
+  auto it = std::upper_bound(n.start_ns.begin(), n.start_ns.end(), time);
+  // Walk back over the ranges that started before t; the first still open is the innermost. Bounded, so a
+  // trace of millions of short ranges cannot make one question slow.
+  for (int steps = 0; it != n.start_ns.begin() && steps < 100'000; ++steps) {
+    const size_t r = static_cast<size_t>(--it - n.start_ns.begin());
+    if (n.kind[r] == schema::NvtxKind::kRange && n.session[r] == session &&
+        (thread == kAnyThread || n.thread_id[r] == thread) && n.end_ns[r] > time &&
+        (!accept || accept(t.text(n.name[r])))) {
+      return static_cast<int32_t>(r);
+    }
+  }
+  return kNone;
+}
+
 std::string creatorOf(const TraceData& trace, const Allocation& a) {
+  auto in = [&](int32_t range) {
+    return range == kNone ? "" : " in NVTX range '" + trace.text(trace.nvtx.name[range]) + "'";
+  };
+  if (a.tensor) return "a PyTorch tensor" + in(innermostRange(trace, a.session, kAnyThread, a.alloc_ns));
   if (a.call == kNone) return "an allocation CUDA made itself (no API call recorded)";
   const ApiTable& api = trace.api_calls;
-  const std::string range = rangeAt(trace, a.session, api.thread_id[a.call], api.start_ns[a.call]);
-  return trace.text(api.name[a.call]) + (range.empty() ? "" : " in NVTX range '" + range + "'");
+  return trace.text(api.name[a.call]) +
+         in(innermostRange(trace, a.session, api.thread_id[a.call], api.start_ns[a.call]));
 }
 
 }  // namespace gpuscope::analysis

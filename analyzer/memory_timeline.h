@@ -1,10 +1,13 @@
 // Device memory over time, from the allocations and frees CUDA saw: live bytes per device, the peak and
 // exactly what was alive at it (size, age, which call and NVTX range made it), and whether memory grows
-// from iteration to iteration (a leak). For PyTorch these are the caching allocator's segments
-// (cudaMalloc of whole blocks); tensor-level memory needs the PyTorch bridge.
+// from iteration to iteration (a leak). For PyTorch, CUDA sees the caching allocator's segments (cudaMalloc
+// of whole blocks); where the trace has the allocator's own events (record --torch, import), the processes
+// that have them are measured by their tensors instead, and CUDA's segments give cuda_peak_bytes.
 #pragma once
 
+#include <climits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/iterations.h"
@@ -19,6 +22,7 @@ struct Allocation {
   int64_t free_ns = kNone;  // kNone: still alive when recording ended
   schema::MemoryKind kind = schema::MemoryKind::kUnknown;
   int32_t call = kNone;  // index into TraceData::api_calls of the allocating call
+  bool tensor = false;   // a PyTorch tensor's block from the caching allocator (AllocatorTable), not a CUDA call
   bool aliveAt(int64_t t) const { return alloc_ns <= t && (free_ns == kNone || free_ns > t); }
 };
 
@@ -31,6 +35,7 @@ struct DeviceMemory {
   int32_t device = 0;
   std::vector<MemoryPoint> timeline;  // one point per allocation or free that changed the live bytes
   int64_t peak_bytes = 0, peak_ns = 0;
+  int64_t cuda_peak_bytes = 0;        // peak of what CUDA handed out: peak_bytes, or the allocator's segments'
   std::vector<int32_t> live_at_peak;  // indexes into MemoryAnalysis::allocations, largest first
   int64_t end_bytes = 0;              // still allocated when recording ended
 };
@@ -55,7 +60,14 @@ struct MemoryAnalysis {
 MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iterations);
 
 // Who made an allocation: "cudaMalloc in NVTX range 'forward'" (the innermost range on the allocating
-// thread), or what is known of it.
+// thread), "a PyTorch tensor in NVTX range 'Net.fc1 (forward)'" (the innermost range of any thread: the
+// allocator's events carry no thread), or what is known of it.
 std::string creatorOf(const TraceData& trace, const Allocation& allocation);
+
+// The innermost NVTX range of a process open at `time` on `thread` (kAnyThread: on any) whose name `accept`
+// takes (nullptr: any name), as an index into TraceData::nvtx, or kNone.
+inline constexpr int64_t kAnyThread = INT64_MIN;
+int32_t innermostRange(const TraceData& trace, int32_t session, int64_t thread, int64_t time,
+                       bool (*accept)(std::string_view name) = nullptr);
 
 }  // namespace gpuscope::analysis

@@ -12,6 +12,24 @@ Phase phaseOfName(std::string name) {
   return Phase::kNoPhase;
 }
 
+namespace {
+
+constexpr std::string_view kForwardSuffix = " (forward)", kBackwardSuffix = " (backward)";
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+  return s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+bool isModuleRange(std::string_view name) { return endsWith(name, kForwardSuffix) || endsWith(name, kBackwardSuffix); }
+
+std::string moduleOfRange(std::string_view name, Phase& phase) {
+  const bool forward = endsWith(name, kForwardSuffix);
+  phase = forward ? Phase::kForward : Phase::kBackward;
+  return std::string(name.substr(0, name.size() - (forward ? kForwardSuffix : kBackwardSuffix).size()));
+}
+
 std::vector<PhaseRange> phaseRanges(const TraceData& t, int32_t session) {
   std::vector<PhaseRange> ranges;  // NVTX rows are sorted by start
   for (size_t r = 0; r < t.nvtx.size(); ++r) {

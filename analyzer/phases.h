@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/trace_data.h"
@@ -13,6 +14,11 @@ namespace gpuscope::analysis {
 enum class Phase { kNoPhase, kSetup, kForward, kBackward, kOptimizer, kAfter };
 
 Phase phaseOfName(std::string name);  // kForward, kBackward, kOptimizer or kNoPhase
+
+// The PyTorch bridge's module ranges: "<qualified module name> (forward)" and "… (backward)".
+bool isModuleRange(std::string_view name);
+// The module a module range names ("GPT2LMHeadModel.transformer.h.0"), and its pass in `phase`.
+std::string moduleOfRange(std::string_view name, Phase& phase);
 
 struct PhaseRange {
   int64_t start = 0, end = 0;  // host time of the NVTX range

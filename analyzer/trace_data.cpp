@@ -275,6 +275,37 @@ Status loadPools(sqlite::Database& db, PoolEventTable& p, Indexer& index) {
                     });
 }
 
+// The PyTorch tables, in traces that have them (schema 2 on; empty unless recorded with --torch or imported).
+Status loadAllocator(TraceReader& reader, TraceData& t, Indexer& index) {
+  if (reader.absent("allocator_event")) return Status::ok();
+  AllocatorTable& a = t.allocator;
+  GPUSCOPE_RETURN_IF_ERROR(
+      forEachRow(reader.database(),
+                 "SELECT session_id, device_id, timestamp_ns, action, address, bytes FROM allocator_event "
+                 "ORDER BY timestamp_ns, id",
+                 [&](sqlite::Statement& s) {
+                   a.session.push_back(index.session(s.columnInt(0)));
+                   a.device.push_back(index.device(a.session.back(), s.columnInt(1)));
+                   a.time_ns.push_back(s.columnInt(2));
+                   a.action.push_back(static_cast<schema::AllocatorAction>(s.columnInt(3)));
+                   a.address.push_back(s.columnInt(4));
+                   a.bytes.push_back(s.columnInt(5));
+                 }));
+  TensorRoleTable& r = t.roles;
+  return forEachRow(reader.database(),
+                    "SELECT session_id, device_id, timestamp_ns, role, address, bytes, name FROM tensor_role "
+                    "ORDER BY timestamp_ns, id",
+                    [&](sqlite::Statement& s) {
+                      r.session.push_back(index.session(s.columnInt(0)));
+                      r.device.push_back(index.device(r.session.back(), s.columnInt(1)));
+                      r.time_ns.push_back(s.columnInt(2));
+                      r.role.push_back(static_cast<schema::TensorRole>(s.columnInt(3)));
+                      r.address.push_back(s.columnInt(4));
+                      r.bytes.push_back(s.columnInt(5));
+                      r.name.push_back(static_cast<int32_t>(intOr(s, 6, 0)));
+                    });
+}
+
 Status loadNvtx(sqlite::Database& db, NvtxTable& n, std::vector<int64_t>& sessions) {
   return forEachRow(db, "SELECT session_id, kind, domain, name, thread_id, start_ns, end_ns FROM nvtx ORDER BY id",
                     [&](sqlite::Statement& s) {
@@ -364,6 +395,7 @@ void findExtent(TraceData& t) {
   cover(t.syncs.start_ns, t.syncs.end_ns);
   cover(t.nvtx.start_ns, t.nvtx.end_ns);
   cover(t.memory.time_ns, t.memory.time_ns);
+  cover(t.allocator.time_ns, t.allocator.time_ns);
   if (first <= last) {
     t.start_ns_ = first;
     t.end_ns_ = last;
@@ -387,7 +419,7 @@ std::string TraceData::deviceLabel(int32_t device) const {
 
 size_t TraceData::eventCount() const {
   return kernels.size() + copies.size() + memsets.size() + api_calls.size() + syncs.size() + memory.size() +
-         nvtx.size();
+         allocator.size() + nvtx.size();
 }
 
 namespace {
@@ -446,6 +478,7 @@ Result<TraceData> loadTrace(const std::string& path) {
   if (status) status = loadMemsets(db, trace.memsets, index);
   if (status) status = loadMemory(db, trace.memory, index);
   if (status) status = loadPools(db, trace.pools, index);
+  if (status) status = loadAllocator(*reader, trace, index);
   host.join();
   if (!status) return status;
   if (!host_status) return host_status;

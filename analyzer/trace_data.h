@@ -76,6 +76,21 @@ struct PoolEventTable {  // memory pools created, trimmed or destroyed, with the
   size_t size() const { return time_ns.size(); }
 };
 
+// PyTorch's caching allocator (record --torch, import): tensors handed out of the segments MemoryTable sees.
+struct AllocatorTable {  // by time
+  std::vector<int64_t> time_ns, address, bytes;
+  std::vector<int32_t> session, device;
+  std::vector<schema::AllocatorAction> action;
+  size_t size() const { return time_ns.size(); }
+};
+
+struct TensorRoleTable {  // what the PyTorch bridge knew a tensor's storage to be, when it saw it; by time
+  std::vector<int64_t> time_ns, address, bytes;
+  std::vector<int32_t> session, device, name;  // name: string id
+  std::vector<schema::TensorRole> role;
+  size_t size() const { return time_ns.size(); }
+};
+
 struct NvtxTable {
   std::vector<int64_t> start_ns, end_ns, thread_id;
   std::vector<int32_t> session, name, domain;  // string ids (0: none)
@@ -97,6 +112,8 @@ struct TraceData {
   SyncTable syncs;
   MemoryTable memory;
   PoolEventTable pools;
+  AllocatorTable allocator;
+  TensorRoleTable roles;
   NvtxTable nvtx;
   std::vector<schema::DataQualityRow> data_quality;  // as recorded by the collector
   std::vector<std::string> load_warnings;            // what loading found doubtful (and how it was handled)

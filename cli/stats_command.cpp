@@ -10,6 +10,7 @@
 #include "analyzer/memory_model.h"
 #include "analyzer/memory_pools.h"
 #include "analyzer/memory_timeline.h"
+#include "analyzer/module_memory.h"
 #include "analyzer/stats.h"
 #include "analyzer/timeline_analysis.h"
 #include "cli/command.h"
@@ -242,6 +243,7 @@ Report memoryReport(const analysis::MemoryAnalysis& m, const analysis::TraceData
            title,
            {{"device", "Device", Unit::kText},
             {"peak_bytes", "Peak", Unit::kBytes},
+            {"cuda_peak_bytes", "CUDA's peak", Unit::kBytes},
             {"peak_at_ns", "Peak at (since start)", Unit::kNanoseconds},
             {"live_at_peak", "Allocations at peak", Unit::kCount},
             {"end_bytes", "Still allocated at end", Unit::kBytes},
@@ -251,7 +253,7 @@ Report memoryReport(const analysis::MemoryAnalysis& m, const analysis::TraceData
   for (const auto& d : m.devices) {
     int64_t allocations = 0;
     for (const auto& a : m.allocations) allocations += a.device == d.device;
-    r.rows.push_back({trace.deviceLabel(d.device), d.peak_bytes, d.peak_ns - trace.startNs(),
+    r.rows.push_back({trace.deviceLabel(d.device), d.peak_bytes, d.cuda_peak_bytes, d.peak_ns - trace.startNs(),
                       static_cast<int64_t>(d.live_at_peak.size()), d.end_bytes, allocations, m.unmatched_frees});
   }
   return r;
@@ -312,6 +314,23 @@ Report memoryCategoriesReport(const analysis::MemoryCategories& c) {
            {}};
   for (const auto& u : c.usage) {
     r.rows.push_back({std::string(toString(u.category)), u.allocations, u.peak_bytes, u.at_device_peak_bytes});
+  }
+  return r;
+}
+
+Report memoryModulesReport(const std::vector<analysis::ModuleMemory>& modules) {
+  Report r{"memory_modules",
+           "PyTorch tensors by the module that made them (recorded with --torch; device with the highest peak)",
+           {{"module", "Module", Unit::kText},
+            {"phase", "Pass", Unit::kText},
+            {"allocations", "Tensors", Unit::kCount},
+            {"allocated_bytes", "Allocated", Unit::kBytes},
+            {"at_peak_bytes", "At peak", Unit::kBytes},
+            {"activations_at_peak_bytes", "Activations at peak", Unit::kBytes}},
+           {}};
+  for (const analysis::ModuleMemory& m : modules) {
+    r.rows.push_back({m.module, std::string(m.phase == analysis::Phase::kForward ? "forward" : "backward"),
+                      m.allocations, m.allocated_bytes, m.at_peak_bytes, m.activations_at_peak_bytes});
   }
   return r;
 }
@@ -385,6 +404,7 @@ std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace)
           iterationsReport(iterations),
           memoryReport(memory, trace),
           memoryCategoriesReport(categories),
+          memoryModulesReport(analysis::memoryByModule(trace, memory, categories)),
           memoryModelReport(analysis::fitMemoryModel(memory, categories, iterations)),
           memoryPeakReport(memory, categories, trace),
           memoryPoolsReport(analysis::analyzePools(trace), trace),
@@ -427,7 +447,7 @@ constexpr OptionSpec kOptions[] = {
     {"format", 0, "table|csv|json", "output format (default: table)"},
     {"report", 0, "NAME",
      "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams, timeline, "
-     "iterations, memory, memory_categories, memory_model, memory_peak, memory_pools, fusion (nsys "
+     "iterations, memory, memory_categories, memory_modules, memory_model, memory_peak, memory_pools, fusion (nsys "
      "names such as "
      "cuda_gpu_kern_sum also work)"},
     {"limit", 0, "N", "rows per table in the table format (default: 20; 0: all)"},

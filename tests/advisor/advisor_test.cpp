@@ -91,6 +91,15 @@ TEST(Advisor, MemoryCasesNameWhatFillsThePeak) {
   EXPECT_FALSE(find(opt, "activation_memory"));
 }
 
+// record --torch: the peak is the tensors', and the report says so with what the allocator reserved.
+TEST(Advisor, TorchBridgeTracesReportTheTensorPeak) {
+  const Advice a = adviceOn("pytorch_bridge_train.gpuscope");
+  EXPECT_EQ(a.memory_basis, "peak of PyTorch's tensors (the caching allocator reserved 330.3 MiB from CUDA)");
+  EXPECT_LT(a.measured.peak_memory_bytes, 330 << 20);
+  EXPECT_EQ(a.step_basis.find("GPT2LMHeadModel (forward) to the next") != std::string::npos, true) << a.step_basis;
+  EXPECT_NE(renderText(a, 100, false).find("peak of PyTorch's tensors"), std::string::npos);
+}
+
 TEST(Advisor, SamplesShowTheirKnownProblems) {
   EXPECT_TRUE(find(adviceOn("launch_bound.gpuscope"), "launch_bound"));
   const Advice pageable = adviceOn("pageable_sync.gpuscope");

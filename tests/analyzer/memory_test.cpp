@@ -6,6 +6,8 @@
 #include "analyzer/memory_model.h"
 #include "analyzer/memory_pools.h"
 #include "analyzer/memory_timeline.h"
+#include "analyzer/module_memory.h"
+#include "formats/trace_import.h"
 #include "tests/analyzer/load_for_test.h"
 #include "tests/support/sample_trace.h"
 #include "tests/support/trace_builder.h"
@@ -78,6 +80,56 @@ TEST(Memory, PyTorchCachingAllocatorGrowsInWarmupOnly) {
   const Analysed a = analyse(testing::fixturePath("pytorch_gpt2_step.gpuscope"));
   EXPECT_GT(a.memory.devices[0].peak_bytes, 1LL << 30);
   EXPECT_FALSE(a.memory.leak.growing);  // segments are cached after the warm-up step
+}
+
+// record --torch (pytorch_bridge_train.gpuscope): memory is measured by tensors, parameters and optimizer
+// state are what the bridge saw, steps run from one forward of the model to the next, and every tensor
+// has the module that made it.
+TEST(Memory, TorchBridgeTracesAreMeasuredByTensors) {
+  const Analysed a = analyse(testing::fixturePath("pytorch_bridge_train.gpuscope"));
+  EXPECT_EQ(a.iterations.marker, "GPT2LMHeadModel (forward) to the next");
+  EXPECT_EQ(a.iterations.list.size(), 6u);
+  ASSERT_EQ(a.memory.devices.size(), 1u);
+  const DeviceMemory& d = a.memory.devices[0];
+  EXPECT_EQ(std::count_if(a.memory.allocations.begin(), a.memory.allocations.end(),
+                          [](const Allocation& x) { return x.tensor; }),
+            1233);
+  // CUDA's segments hold the tensors: their peak is at least the tensors' (330.3 MiB was printed by record).
+  EXPECT_GE(d.cuda_peak_bytes, d.peak_bytes);
+  EXPECT_NEAR(static_cast<double>(d.cuda_peak_bytes) / kMiB, 330.3, 0.1);
+  EXPECT_TRUE(a.categories.roles_found);
+  auto usage = [&](MemoryCategory c) { return a.categories.usage[static_cast<size_t>(c)]; };
+  // 28 parameters of 14,839,808 bytes and Adam's two moments of each, exactly as the bridge saw them.
+  EXPECT_EQ(usage(MemoryCategory::kParameters).allocations, 28);
+  EXPECT_EQ(usage(MemoryCategory::kParameters).peak_bytes, 14839808);
+  EXPECT_EQ(usage(MemoryCategory::kOptimizerState).allocations, 56);
+  EXPECT_EQ(usage(MemoryCategory::kOptimizerState).peak_bytes, 2 * 14839808);
+  EXPECT_GE(usage(MemoryCategory::kGradients).allocations, 168);  // 28 a step, 6 steps
+  EXPECT_GT(usage(MemoryCategory::kActivations).at_device_peak_bytes, 0);
+  const std::vector<ModuleMemory> modules = memoryByModule(a.trace, a.memory, a.categories);
+  ASSERT_FALSE(modules.empty());
+  const auto act = std::find_if(modules.begin(), modules.end(), [](const ModuleMemory& m) {
+    return m.module == "GPT2LMHeadModel.transformer.h.1.mlp.act" && m.phase == Phase::kForward;
+  });
+  ASSERT_NE(act, modules.end());
+  EXPECT_EQ(act->allocations, 48);  // 8 tensors a step
+  EXPECT_GT(act->activations_at_peak_bytes, 0);
+  EXPECT_TRUE(std::is_sorted(modules.begin(), modules.end(), [](const ModuleMemory& x, const ModuleMemory& y) {
+    return x.at_peak_bytes > y.at_peak_bytes;
+  }));
+  const Allocation& first_live = a.memory.allocations[static_cast<size_t>(d.live_at_peak.front())];
+  EXPECT_EQ(creatorOf(a.trace, first_live).rfind("a PyTorch tensor", 0), 0u) << creatorOf(a.trace, first_live);
+}
+
+// An imported snapshot has tensors and no CUDA records: its peak is the tensors'.
+TEST(Memory, ImportedSnapshotsAreMeasuredByTensors) {
+  TempDir dir;
+  ASSERT_TRUE(importTrace(testing::fixturePath("pytorch_memory_snapshot.json"), dir.path("t.gpuscope"), false));
+  const Analysed a = analyse(dir.path("t.gpuscope"));
+  ASSERT_EQ(a.memory.devices.size(), 1u);
+  EXPECT_GT(a.memory.devices[0].peak_bytes, 0);
+  EXPECT_EQ(a.memory.devices[0].cuda_peak_bytes, a.memory.devices[0].peak_bytes);
+  EXPECT_FALSE(a.categories.roles_found);
 }
 
 TEST(Memory, FreesOfUnknownMemoryAndReusedAddresses) {
