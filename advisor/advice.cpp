@@ -50,6 +50,8 @@ std::string memoryBasis(const Context& c) {
   if (!tensors || c.memory.devices.empty()) return "peak device memory";
   const auto top = std::max_element(c.memory.devices.begin(), c.memory.devices.end(),
                                     [](const auto& x, const auto& y) { return x.peak_bytes < y.peak_bytes; });
+  if (top->cuda_peak_bytes == 0)
+    return "peak of PyTorch's tensors (what its caching allocator reserved is not in the trace)";
   return "peak of PyTorch's tensors (the caching allocator reserved " + analysis::formatBytes(top->cuda_peak_bytes) +
          " from CUDA)";
 }

@@ -48,9 +48,11 @@ class Replay {
       }
     }
     replayTensors();
+    std::vector<bool> tensor_device(out_.devices.size(), false);
+    for (const Allocation& a : out_.allocations) tensor_device[a.device] = tensor_device[a.device] || a.tensor;
     for (DeviceMemory& d : out_.devices) {
       d.end_bytes = bytes_[d.device];
-      if (d.cuda_peak_bytes == 0) d.cuda_peak_bytes = d.peak_bytes;
+      if (!tensor_device[d.device]) d.cuda_peak_bytes = d.peak_bytes;
     }
     return std::move(out_);
   }

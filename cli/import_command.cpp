@@ -30,11 +30,13 @@ int runImport(const ParsedArgs& args) {
 const Command& importCommand() {
   static const Command command{
       "import",
-      "convert a PyTorch memory snapshot into a trace",
+      "convert a torch.profiler trace or a PyTorch memory snapshot into a trace",
       "gpuscope import FILE -o TRACE [--force]",
-      "Reads a PyTorch memory snapshot saved as JSON (torch.cuda.memory._record_memory_history(), then\n"
-      "json.dump(torch.cuda.memory._snapshot(), f)) and writes a trace holding the caching allocator's events,\n"
-      "for `gpuscope stats` and `advise`. torch.profiler (Chrome/Kineto) traces are not read yet.",
+      "Reads a torch.profiler (Kineto) Chrome trace (prof.export_chrome_trace(path)): kernels, copies,\n"
+      "memsets and CUDA calls with their correlation ids, operators and record_function ranges as NVTX ranges,\n"
+      "profile_memory's tensor events and the GPUs; or a PyTorch memory snapshot saved as JSON\n"
+      "(torch.cuda.memory._record_memory_history(), then json.dump(torch.cuda.memory._snapshot(), f)).\n"
+      "Writes a trace for `gpuscope stats`, `advise`, `export` and the GUI.",
       kOptions,
       runImport};
   return command;

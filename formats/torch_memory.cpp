@@ -82,13 +82,12 @@ Status readRoles(const json& roles, TorchMemory& out) {
 Result<TorchMemory> readTorchMemory(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(ErrorKind::kNotFound, path + ": cannot open");
-  json snapshot = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const json snapshot = json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (snapshot.is_discarded()) return Status(ErrorKind::kBadFormat, path + ": not JSON");
-  if (snapshot.is_object() && snapshot.contains("traceEvents")) {
-    return Status(ErrorKind::kBadFormat, path +
-                                             ": a Chrome/Kineto trace; importing torch.profiler traces is not built "
-                                             "yet: record with `gpuscope record --torch`");
-  }
+  return torchMemoryFromJson(snapshot, path);
+}
+
+Result<TorchMemory> torchMemoryFromJson(const json& snapshot, const std::string& path) {
   if (!snapshot.is_object() || !snapshot.contains("device_traces") || !snapshot["device_traces"].is_array()) {
     return Status(ErrorKind::kBadFormat,
                   path +

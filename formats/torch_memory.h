@@ -4,6 +4,7 @@
 // `gpuscope record --torch` (the bridge's torch-<pid>.json beside each process's trace) and `gpuscope import`.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@ struct TorchMemory {
 
 // Reads a snapshot; one clear error for a file that is not one.
 Result<TorchMemory> readTorchMemory(const std::string& path);
+// The same from parsed JSON (an object with "device_traces"); `name` for messages.
+Result<TorchMemory> torchMemoryFromJson(const nlohmann::json& snapshot, const std::string& name);
 
 // Appends the rows to a trace for one session, moving each time onto the trace clock by clock_offset_ns
 // (trace clock − Unix time; 0 when the trace clock is CLOCK_REALTIME, as CUPTI's is), with a data_quality

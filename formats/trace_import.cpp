@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
 
+#include "formats/kineto_import.h"
 #include "formats/torch_memory.h"
 #include "formats/trace_writer.h"
 
@@ -10,14 +14,14 @@ namespace gpuscope {
 
 namespace {
 
-Status importSnapshot(const std::string& input, const TorchMemory& memory, const std::string& output, bool overwrite) {
+using nlohmann::json;
+
+Status writeSnapshot(const std::string& input, const TorchMemory& memory, TraceWriter& out) {
   if (memory.events.empty()) {
     return Status(ErrorKind::kEmpty, input +
                                          ": the snapshot holds no allocator events (was "
                                          "torch.cuda.memory._record_memory_history() on before _snapshot()?)");
   }
-  Result<TraceWriter> out = TraceWriter::create(output, {.atomic = true, .overwrite = overwrite});
-  if (!out) return out.status();
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (const schema::AllocatorEventRow& e : memory.events) {
     first = std::min(first, e.timestamp_ns), last = std::max(last, e.timestamp_ns);
@@ -25,23 +29,42 @@ Status importSnapshot(const std::string& input, const TorchMemory& memory, const
   schema::SessionRow session;
   session.id = 1;
   session.pid = memory.pid.value_or(0);
-  session.command_line = "imported from " + input;
+  session.command_line = "imported from a PyTorch memory snapshot";
   session.start_ns = first;
   session.end_ns = last;
   session.gpuscope_version = GPUSCOPE_VERSION;
-  GPUSCOPE_RETURN_IF_ERROR(out->append(session));
-  GPUSCOPE_RETURN_IF_ERROR(appendTorchMemory(memory, 1, 0, *out));
-  GPUSCOPE_RETURN_IF_ERROR(out->append(schema::TraceInfoRow{"imported_from", input}));
-  GPUSCOPE_RETURN_IF_ERROR(out->append(schema::TraceInfoRow{"created_by", "gpuscope import"}));
-  return out->finish();
+  GPUSCOPE_RETURN_IF_ERROR(out.append(session));
+  return appendTorchMemory(memory, 1, 0, out);
 }
 
 }  // namespace
 
 Status importTrace(const std::string& input, const std::string& output, bool overwrite) {
-  Result<TorchMemory> memory = readTorchMemory(input);
-  if (!memory) return memory.status();
-  return importSnapshot(input, *memory, output, overwrite);
+  std::ifstream in(input, std::ios::binary);
+  if (!in) return Status(ErrorKind::kNotFound, input + ": cannot open");
+  const json parsed = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return Status(ErrorKind::kBadFormat, input +
+                                             ": not a JSON object; gpuscope imports torch.profiler traces and PyTorch "
+                                             "memory snapshots saved as JSON");
+  }
+  const bool kineto = parsed.contains("traceEvents") && parsed["traceEvents"].is_array();
+  std::optional<TorchMemory> snapshot;
+  if (!kineto) {
+    Result<TorchMemory> memory = torchMemoryFromJson(parsed, input);
+    if (!memory) {
+      return Status(memory.status().kind(), input +
+                                                ": neither a torch.profiler trace (no \"traceEvents\") nor a PyTorch "
+                                                "memory snapshot (no \"device_traces\")");
+    }
+    snapshot = std::move(*memory);
+  }
+  Result<TraceWriter> out = TraceWriter::create(output, {.atomic = true, .overwrite = overwrite});
+  if (!out) return out.status();
+  GPUSCOPE_RETURN_IF_ERROR(kineto ? importKineto(parsed, *out) : writeSnapshot(input, *snapshot, *out));
+  GPUSCOPE_RETURN_IF_ERROR(out->append(schema::TraceInfoRow{"imported_from", input}));
+  GPUSCOPE_RETURN_IF_ERROR(out->append(schema::TraceInfoRow{"created_by", "gpuscope import"}));
+  return out->finish();
 }
 
 }  // namespace gpuscope

@@ -1,6 +1,5 @@
-// `gpuscope import`: traces made by other tools as gpuscope traces. Today: PyTorch memory snapshots
-// (torch.cuda.memory._snapshot() saved as JSON), whose allocator events become one process's
-// allocator_event rows.
+// `gpuscope import`: traces made by other tools as gpuscope traces: torch.profiler (Kineto) Chrome traces
+// (kineto_import.h) and PyTorch memory snapshots saved as JSON (torch_memory.h), each as one process.
 #pragma once
 
 #include <string>

@@ -2,7 +2,8 @@
 with AdamW on random tokens served by a DataLoader with two forked workers: the program gpuscope's PyTorch
 bridge is checked on (`gpuscope record --torch`). Deterministic: it prints the same losses with or
 without gpuscope. --snapshot FILE records PyTorch's own memory history and saves the snapshot as JSON,
-as a user would for `gpuscope import`."""
+and --profile FILE runs it under torch.profiler (CUDA activity and memory) and saves its Chrome trace, as a
+user would for `gpuscope import`."""
 
 import argparse
 import json
@@ -20,6 +21,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--snapshot", help="write torch.cuda.memory._snapshot() here as JSON")
+    parser.add_argument("--profile", help="write a torch.profiler Chrome trace here")
     args = parser.parse_args()
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -31,6 +33,11 @@ def main():
     config = GPT2Config(n_layer=2, n_embd=256, n_head=4, n_positions=128, vocab_size=8192)
     model = GPT2LMHeadModel(config).cuda()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    profiler = None
+    if args.profile:
+        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        profiler = torch.profiler.profile(activities=activities, profile_memory=True)
+        profiler.start()
     for step, tokens in enumerate(batches(args.steps, 4, 128, config.vocab_size)):
         tokens = tokens.cuda()
         loss = model(tokens, labels=tokens).loss
@@ -38,6 +45,11 @@ def main():
         optimizer.step()
         optimizer.zero_grad()
         print(f"step {step} loss {loss.item():.6f}")
+        if profiler:
+            profiler.step()
+    if profiler:
+        profiler.stop()
+        profiler.export_chrome_trace(args.profile)
     if args.snapshot:
         with open(args.snapshot, "w") as f:
             json.dump(torch.cuda.memory._snapshot(), f)

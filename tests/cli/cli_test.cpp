@@ -68,7 +68,7 @@ TEST(Cli, ImportReadsAMemorySnapshot) {
   EXPECT_EQ(r.status, 0) << r.err;
   CliRun info = gpuscope({"info", dir.path("t.gpuscope")});
   EXPECT_NE(info.out.find("allocator_event    1827 rows"), std::string::npos) << info.out;
-  testing::writeFile(dir.path("trace.json"), "{\"traceEvents\": []}");
+  testing::writeFile(dir.path("trace.json"), "{\"traceEvents\": []}");  // nothing in it to read
   CliRun chrome = gpuscope({"import", dir.path("trace.json"), "-o", dir.path("c.gpuscope")});
   EXPECT_EQ(chrome.status, 1);
   EXPECT_EQ(lines(chrome.err), 1) << chrome.err;

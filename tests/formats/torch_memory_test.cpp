@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -53,7 +54,7 @@ TEST(TorchMemory, BadSnapshotsGetOneClearError) {
   };
   EXPECT_NE(errorOf("a.json", "{\"device_traces\": [[{\"action\": ").find("not JSON"), std::string::npos);
   EXPECT_NE(errorOf("b.json", "{\"segments\": []}").find("not a PyTorch memory snapshot"), std::string::npos);
-  EXPECT_NE(errorOf("c.json", "{\"traceEvents\": []}").find("Chrome/Kineto trace"), std::string::npos);
+  EXPECT_NE(errorOf("c.json", "{\"traceEvents\": []}").find("not a PyTorch memory snapshot"), std::string::npos);
   EXPECT_NE(errorOf("d.json", "{\"device_traces\": [], \"gpuscope\": {\"roles\": [[1, 2]]}}").find("tensor role"),
             std::string::npos);
   Result<TorchMemory> missing = readTorchMemory(dir.path("none.json"));
@@ -71,6 +72,49 @@ TEST(TorchMemory, UnknownActionsAreCountedNotFatal) {
   ASSERT_TRUE(m) << m.status().message();
   EXPECT_EQ(m->events.size(), 1u);
   EXPECT_EQ(m->skipped, 2);  // a snapshot marker, and a free without a time
+}
+
+// torch.profiler's trace of the same program (tests/fixtures/pytorch_profiler_trace.json, 2 steps, CUDA
+// activity and profile_memory): everything gpuscope reads comes across, each kernel with its launch.
+TEST(KinetoImport, ReadsARealTorchProfilerTrace) {
+  testing::TempDir dir;
+  Status s = importTrace(testing::fixturePath("pytorch_profiler_trace.json"), dir.path("t.gpuscope"), false);
+  ASSERT_TRUE(s) << s.message();
+  Result<TraceReader> r = TraceReader::open(dir.path("t.gpuscope"));
+  ASSERT_TRUE(r) << r.status().message();
+  auto query = [&](const std::string& sql) { return *r->database().queryInt(sql); };
+  EXPECT_EQ(query("SELECT count(*) FROM kernel"), 644);
+  EXPECT_EQ(query("SELECT count(*) FROM api_call"), 863);  // 853 runtime and 10 driver calls
+  EXPECT_EQ(query("SELECT count(*) FROM memcpy"), 4);
+  // "Memcpy HtoD (Pageable -> Device)" twice (the batches), "Memcpy DtoH (Device -> Pinned)" twice (loss.item()).
+  EXPECT_EQ(query("SELECT count(*) FROM memcpy WHERE copy_kind = 1 AND src_kind = 1 AND dst_kind = 3"), 2);
+  EXPECT_EQ(query("SELECT count(*) FROM memcpy WHERE copy_kind = 2 AND src_kind = 3 AND dst_kind = 2"), 2);
+  EXPECT_EQ(query("SELECT count(*) FROM memset"), 4);
+  EXPECT_EQ(query("SELECT count(*) FROM nvtx_view WHERE domain_text = 'PyTorch ops'"), 3045);
+  EXPECT_EQ(query("SELECT count(*) FROM nvtx_view WHERE name_text = 'Optimizer.step#AdamW.step'"), 2);
+  EXPECT_EQ(query("SELECT count(*) FROM allocator_event"), 821);  // CUDA's [memory] events; the CPU's left out
+  EXPECT_EQ(query("SELECT count(*) FROM device WHERE name = 'NVIDIA H100 80GB HBM3' AND sm_count = 132"), 1);
+  EXPECT_EQ(query("SELECT count(*) FROM kernel k LEFT JOIN api_call a USING (session_id, correlation_id) "
+                  "WHERE a.correlation_id IS NULL"),
+            0);
+  // Unix time in ns: baseTimeNanoseconds plus each event's µs.
+  EXPECT_GT(query("SELECT min(start_ns) FROM kernel"), 1'790'000'000'000'000'000);
+  EXPECT_EQ(query("SELECT count(*) FROM kernel WHERE end_ns < start_ns"), 0);
+  EXPECT_EQ(query("SELECT count(*) FROM kernel_config WHERE grid_x > 0 AND block_x > 0"),
+            query("SELECT count(*) FROM kernel_config"));
+}
+
+TEST(KinetoImport, AChromeTraceWithNothingToReadIsRefused) {
+  testing::TempDir dir;
+  testing::writeFile(dir.path("empty.json"), R"({"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1}]})");
+  Status s = importTrace(dir.path("empty.json"), dir.path("t.gpuscope"), false);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.kind(), ErrorKind::kEmpty);
+  EXPECT_FALSE(std::filesystem::exists(dir.path("t.gpuscope")));
+  testing::writeFile(dir.path("other.json"), R"({"hello": 1})");
+  Status other = importTrace(dir.path("other.json"), dir.path("t.gpuscope"), false);
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.message().find("neither a torch.profiler trace"), std::string::npos) << other.message();
 }
 
 TEST(TorchMemory, ImportWritesATrace) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <filesystem>
+
 #include "formats/trace_reader.h"
 #include "tests/support/sample_trace.h"
 
@@ -143,6 +145,33 @@ TEST_F(RecordSample, KilledProgramsLeaveReadableTraces) {
     EXPECT_EQ(query(r, "SELECT count(*) FROM data_quality WHERE code = 'terminated_by_signal'"),
               std::string(sig) == "TERM" ? 1 : 0);
   }
+}
+
+// A file of the source tree: where this binary was built, or (on a machine the build was carried to) the
+// current directory, which scripts/gpu-run makes the repository root.
+std::string sourceFile(const std::string& relative) {
+  const std::string built = std::string(GPUSCOPE_SOURCE_DIR) + "/" + relative;
+  return std::filesystem::exists(built) ? built : std::filesystem::absolute(relative).string();
+}
+
+// record --torch on a GPT-2 training loop: the program's output unchanged, and the trace holding module
+// ranges on both passes, the optimizer step, the allocator's tensors and the roles of what it trains.
+TEST_F(RecordSample, TorchBridgeRecordsModulesAndTensors) {
+  if (std::system("python3 -c 'import torch, transformers' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "no PyTorch with transformers for python3";
+  }
+  const std::string program = "python3 " + sourceFile("samples/pytorch/bridge_train.py");
+  ASSERT_EQ(std::system((program + " >" + dir_.path("plain") + " 2>/dev/null").c_str()), 0);
+  TraceReader r = recordCommand("bridge", "--torch", program, /*self_check=*/false);
+  EXPECT_EQ(out_, testing::readFile(dir_.path("plain")));
+  EXPECT_EQ(err_.find("PyTorch bridge not installed"), std::string::npos) << err_;
+  EXPECT_EQ(query(r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'GPT2LMHeadModel (forward)'"), 6);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'GPT2LMHeadModel.transformer.h.0 (backward)'"),
+            6);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'optimizer.step (AdamW)'"), 6);
+  EXPECT_GT(query(r, "SELECT count(*) FROM allocator_event WHERE action = 1"), 1000);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM tensor_role WHERE role = 1"), 28);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM tensor_role WHERE role = 4"), 56);
 }
 
 TEST_F(RecordSample, DisableSwitchLeavesTheProgramAlone) {
