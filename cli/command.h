@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "cli/arg_parser.h"
+#include "collector/launcher.h"
 #include "formats/status.h"
 
 namespace gpuscope::cli {
@@ -21,8 +22,7 @@ struct Command {
   std::string_view usage;        // e.g. "gpuscope export TRACE [options]"
   std::string_view description;  // what it does, for `gpuscope CMD --help`
   std::span<const OptionSpec> options;
-  int (*run)(const ParsedArgs& args) = nullptr;  // nullptr: not built yet
-  std::string_view not_built = {};               // for commands not built yet: what will come, and with what
+  int (*run)(const ParsedArgs& args) = nullptr;
 };
 
 std::span<const Command> allCommands();
@@ -31,10 +31,17 @@ const Command* findCommand(std::string_view name);
 // Prints "gpuscope CMD: message" on stderr and returns the exit status for the error's kind.
 int reportError(std::string_view command, const Status& status);
 
+// `record` and `apply --record`: runs the program under the collector, prints the summary (unless quiet),
+// and ends gpuscope the way the program ended; returns only when the program could not be recorded.
+int recordAndReport(const collector::RecordOptions& options, bool quiet);
+// gpuscope-PROGRAM.gpuscope
+std::string defaultOutput(const std::string& program);
+
 // Commands defined in their own files.
 const Command& adviseCommand();
 const Command& exportCommand();
 const Command& importCommand();
+const Command& applyCommand();
 const Command& mergeCommand();
 const Command& recordCommand();
 const Command& infoCommand();

@@ -15,8 +15,8 @@ void printGeneralHelp(std::FILE* out) {
                "usage: gpuscope COMMAND [options]\n\ncommands:\n",
                GPUSCOPE_VERSION);
   for (const Command& c : allCommands()) {
-    std::fprintf(out, "  %-8.*s %.*s%s\n", static_cast<int>(c.name.size()), c.name.data(),
-                 static_cast<int>(c.summary.size()), c.summary.data(), c.run ? "" : " (not built yet)");
+    std::fprintf(out, "  %-8.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
+                 static_cast<int>(c.summary.size()), c.summary.data());
   }
   std::fprintf(out,
                "\n`gpuscope COMMAND --help` describes a command. Exit status: 0 success, 1 failure, 2 usage error.\n"
@@ -29,9 +29,6 @@ void printCommandHelp(const Command& c) {
   std::vector<OptionSpec> options(c.options.begin(), c.options.end());
   options.push_back({"help", 'h', "", "show this help"});
   std::printf("\noptions:\n%s", formatOptions(options).c_str());
-  if (!c.run) {
-    std::printf("\nNot built yet: %.*s.\n", static_cast<int>(c.not_built.size()), c.not_built.data());
-  }
 }
 
 bool wantsHelp(const std::vector<std::string>& args) {
@@ -46,9 +43,6 @@ int runCommand(const Command& command, const std::vector<std::string>& args) {
   if (wantsHelp(args)) {
     printCommandHelp(command);
     return kExitOk;
-  }
-  if (!command.run) {
-    return reportError(command.name, Status(ErrorKind::kInternal, "not built yet: " + std::string(command.not_built)));
   }
   Result<ParsedArgs> parsed = parseArgs(args, command.options);
   if (!parsed) {

@@ -58,9 +58,13 @@ Result<double> seconds(const ParsedArgs& args, const char* option) {
   return value;
 }
 
+}  // namespace
+
 std::string defaultOutput(const std::string& program) {
   return "gpuscope-" + std::filesystem::path(program).filename().string() + ".gpuscope";
 }
+
+namespace {
 
 int runRecord(const ParsedArgs& args) {
   collector::RecordOptions options;
@@ -82,11 +86,17 @@ int runRecord(const ParsedArgs& args) {
   options.duration_s = *duration;
   options.capture_range = args.get("capture-range").value_or("");
   options.torch = args.has("torch");
+  return recordAndReport(options, args.has("quiet"));
+}
+
+}  // namespace
+
+int recordAndReport(const collector::RecordOptions& options, bool quiet) {
   Result<collector::RecordOutcome> outcome = collector::recordProgram(options);
   if (!outcome) return reportError("record", outcome.status());
   if (!outcome->trace_written) {
     std::fprintf(stderr, "gpuscope record: no trace written: %s\n", outcome->problem.c_str());
-  } else if (!args.has("quiet")) {
+  } else if (!quiet) {
     Result<TraceReader> reader = TraceReader::open(options.output);
     Result<RecordSummary> summary = reader ? summarize(*reader) : Result<RecordSummary>(reader.status());
     if (summary) {
@@ -98,8 +108,6 @@ int runRecord(const ParsedArgs& args) {
   }
   collector::exitLike(outcome->wait_status);
 }
-
-}  // namespace
 
 const Command& recordCommand() {
   static const Command command{

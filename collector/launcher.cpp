@@ -55,12 +55,26 @@ void blockForwarded(int how) {
   sigprocmask(how, &set, nullptr);
 }
 
-// PYTHONPATH with the bridge's bootstrap (its sitecustomize) and package first, the program's own after.
-void addPythonBridge(const std::string& python_dir) {
+// PYTHONPATH with the bridge's bootstrap (its sitecustomize) and package first, the program's own after;
+// modes: "record", "apply" or "record,apply".
+void addPythonBridge(const std::string& python_dir, const char* modes, const std::string& plan) {
   std::string path = python_dir + "/bootstrap:" + python_dir;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += std::string(":") + old;
   setenv("PYTHONPATH", path.c_str(), 1);
-  setenv("GPUSCOPE_TORCH", "record", 1);
+  setenv("GPUSCOPE_TORCH", modes, 1);
+  if (!plan.empty()) setenv("GPUSCOPE_PLAN", plan.c_str(), 1);
+}
+
+// The bridge's folder, absolute, or why it cannot be used.
+Result<std::string> bridgeFolder(const std::string& asked) {
+  std::error_code ec;
+  std::string dir = fs::weakly_canonical(asked.empty() ? defaultPythonDir() : asked, ec).string();
+  if (ec || !fs::exists(dir + "/bootstrap/sitecustomize.py", ec)) {
+    return Status(ErrorKind::kNotFound, (dir.empty() ? asked : dir) +
+                                            ": the PyTorch bridge is missing (set GPUSCOPE_PYTHON_DIR to gpuscope's "
+                                            "advisor/runtime/python)");
+  }
+  return dir;
 }
 
 [[noreturn]] void execProgram(const RecordOptions& options, const std::string& collector, const std::string& parts) {
@@ -70,7 +84,8 @@ void addPythonBridge(const std::string& python_dir) {
   setenv("NVTX_INJECTION64_PATH", collector.c_str(), 1);
   setenv("GPUSCOPE_OUTPUT_DIR", parts.c_str(), 1);
   setenv("GPUSCOPE_TRACE", options.trace.c_str(), 1);
-  if (options.torch) addPythonBridge(options.python_dir);
+  if (options.torch)
+    addPythonBridge(options.python_dir, options.plan.empty() ? "record" : "record,apply", options.plan);
   std::vector<char*> argv;
   for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
@@ -166,6 +181,19 @@ std::string defaultCollectorPath() {
   return besideExecutable("lib/libgpuscope_collector.so");
 }
 
+Status execWithPlan(const std::vector<std::string>& command, const std::string& plan, const std::string& python_dir) {
+  if (command.empty()) return Status(ErrorKind::kUsage, "no program to run (give it after --)");
+  Result<std::string> dir = bridgeFolder(python_dir);
+  if (!dir) return dir.status();
+  addPythonBridge(*dir, "apply", plan);
+  std::vector<char*> argv;
+  for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  return Status(errno == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
+                "cannot run '" + command.front() + "': " + std::strerror(errno));
+}
+
 std::string defaultPythonDir() {
   if (const char* path = std::getenv("GPUSCOPE_PYTHON_DIR"); path && *path) return path;
   return besideExecutable("share/gpuscope/python");
@@ -200,13 +228,11 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
   }
   RecordOptions run = options;
   run.collector_path = fs::absolute(collector).string();
-  if (run.torch) {
-    run.python_dir = fs::weakly_canonical(run.python_dir.empty() ? defaultPythonDir() : run.python_dir).string();
-    if (!fs::exists(run.python_dir + "/bootstrap/sitecustomize.py", ec)) {
-      return Status(ErrorKind::kNotFound, run.python_dir +
-                                              ": the PyTorch bridge is missing (set GPUSCOPE_PYTHON_DIR "
-                                              "to gpuscope's advisor/runtime/python)");
-    }
+  if (run.torch || !run.plan.empty()) {
+    Result<std::string> dir = bridgeFolder(run.python_dir);
+    if (!dir) return dir.status();
+    run.python_dir = *dir;
+    run.torch = true;
   }
   Result<std::string> parts = makePartsDir(options.output);
   if (!parts) return parts.status();
@@ -232,7 +258,7 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
     return outcome;
   }
   Result<MergeOptions> merge = windowsFor(options, files, start_ns);
-  if (merge && options.torch) merge->torch_memory_dir = *parts;
+  if (merge && run.torch) merge->torch_memory_dir = *parts;
   Status merged = merge ? mergeTraces(files, options.output, *merge) : merge.status();
   if (!merged) {
     outcome.problem = merged.message() + "; the per-process traces are kept in " + *parts;

@@ -25,6 +25,9 @@ struct RecordOptions {
   // optimizer step with NVTX and records the caching allocator's events (advisor/runtime/python/).
   bool torch = false;
   std::string python_dir;  // the bridge's folder; empty: found next to the running gpuscope
+  // `gpuscope apply --record`: the plan.json the program runs with (GPUSCOPE_PLAN, read by the bundled
+  // runtime and by the PyTorch bridge, which this puts on the path as with torch).
+  std::string plan;
 };
 
 struct RecordOutcome {
@@ -37,6 +40,11 @@ struct RecordOutcome {
 // Runs the program to its end. Fails (without running it) if the output exists and may not be
 // replaced or the collector cannot be found; a failed merge keeps the per-process files and says where.
 Result<RecordOutcome> recordProgram(const RecordOptions& options);
+
+// `gpuscope apply` without recording: runs the program in gpuscope's place (same process, so its exit status
+// and signals are the program's own) with GPUSCOPE_PLAN set and the PyTorch bridge on the path to apply it.
+// Returns only when the program cannot be started.
+Status execWithPlan(const std::vector<std::string>& command, const std::string& plan, const std::string& python_dir);
 
 // The exit code a shell would report for a wait status: the code itself, or 128 + the signal.
 int exitCodeOf(int wait_status);

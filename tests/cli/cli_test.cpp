@@ -51,15 +51,29 @@ TEST(Cli, EveryCommandHasHelp) {
   }
 }
 
-TEST(Cli, CommandsNotBuiltYetSaySoAndFail) {
-  for (const char* cmd : {"apply"}) {
-    CliRun r = gpuscope({cmd, "x.gpuscope"});
-    EXPECT_EQ(r.status, 1) << cmd;
-    EXPECT_EQ(r.err.rfind(std::string("gpuscope ") + cmd + ": not built yet"), 0u) << r.err;
-    EXPECT_EQ(lines(r.err), 1) << r.err;
-    CliRun help = gpuscope({cmd, "--help"});
-    EXPECT_NE(help.out.find("Not built yet"), std::string::npos) << cmd;
-  }
+// apply checks the plan before it starts anything, then becomes the program, with the plan and the
+// bridge in its environment.
+TEST(Cli, ApplyRunsTheProgramWithThePlan) {
+  TempDir dir;
+  CliRun bad = gpuscope({"apply", "--plan", dir.path("none.json"), "--", "true"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
+  CliRun usage = gpuscope({"apply", "--", "true"});
+  EXPECT_EQ(usage.status, 2);
+  testing::writeFile(dir.path("plan.json"),
+                     R"({"format": "gpuscope-plan", "version": 1, "trace": "t.gpuscope", "step_basis": "run",)"
+                     R"( "measured": {"step_time_ns": 10, "peak_memory_bytes": 0},)"
+                     R"( "predicted": {"step_time_ns": 5, "peak_memory_bytes": 0}, "prediction_basis": "x",)"
+                     R"( "fixes": [{"id": "precision-1", "kind": "precision", "rule": "fp32_gemm",)"
+                     R"( "setting": "bf16_autocast"}]})");
+  CliRun run = gpuscope({"apply", "--plan", dir.path("plan.json"), "--", "sh", "-c",
+                         "echo \"$GPUSCOPE_TORCH $GPUSCOPE_PLAN\"; case \"$PYTHONPATH\" in */python/bootstrap:*) "
+                         "echo bridge;; esac; exit 4"});
+  EXPECT_EQ(run.status, 4);
+  EXPECT_EQ(run.out, "apply " + std::filesystem::absolute(dir.path("plan.json")).string() + "\nbridge\n") << run.err;
+  CliRun missing = gpuscope({"apply", "--plan", dir.path("plan.json"), "--", "/no/such/program"});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("cannot run '/no/such/program'"), std::string::npos) << missing.err;
 }
 
 TEST(Cli, ImportReadsAMemorySnapshot) {

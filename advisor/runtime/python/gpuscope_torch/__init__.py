@@ -1,7 +1,8 @@
 """gpuscope's PyTorch bridge.
 
-When a program runs under `gpuscope record --torch`, the bootstrap's sitecustomize calls
-install_from_environment() right after `import torch`. Recording then gets:
+When a program runs under `gpuscope record --torch` or `gpuscope apply`, the bootstrap's sitecustomize
+calls install_from_environment() right after `import torch`. `apply` applies plan.json's fixes
+(apply.py). Recording gets:
   - NVTX ranges for every module's forward and backward, named by the module's qualified name
     ("GPT2LMHeadModel.transformer.h.0.attn (forward)"), and for each optimizer step;
   - the caching allocator's own events (allocations, frees, segments), with the addresses of the
@@ -18,11 +19,22 @@ _installed = False
 
 
 def install_from_environment():
-    """Installs what the environment asks for (GPUSCOPE_TORCH=record); safe to call more than once."""
+    """Installs what GPUSCOPE_TORCH asks for ("record", "apply" or both, comma-separated; apply reads the
+    plan named by GPUSCOPE_PLAN); safe to call more than once."""
     global _installed
-    if _installed or os.environ.get("GPUSCOPE_TORCH", "") != "record":
+    modes = set(os.environ.get("GPUSCOPE_TORCH", "").split(","))
+    if _installed or not modes & {"record", "apply"}:
         return
     _installed = True
+    if "apply" in modes:
+        from . import apply
+
+        apply.install(os.environ.get("GPUSCOPE_PLAN", ""))
+    if "record" in modes:
+        _install_recording()
+
+
+def _install_recording():
     from . import annotate, memory
 
     annotate.install()

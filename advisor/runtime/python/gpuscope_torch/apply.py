@@ -1,0 +1,209 @@
+"""Applies the advisor's plan.json to a PyTorch program that is not edited (`gpuscope apply`).
+
+Each fix kind maps to a change PyTorch offers without touching the script:
+  precision      bf16_autocast: every forward of a root module runs under torch.autocast (bf16);
+                 tf32: TF32 matmuls and convolutions.
+  optimizer      fused: Adam, AdamW and SGD are built with fused=True (multi-tensor where fused fails).
+  allocator      PYTORCH_CUDA_ALLOC_CONF, set before CUDA starts.
+  data_loader    DataLoader workers, pinned memory and persistent workers, where the script asked for fewer.
+  checkpoint     each block of the model's longest run of like blocks (a ModuleList or Sequential of
+                 modules of one type, each made of modules) runs under torch.utils.checkpoint.
+  cuda_graphs, fusion
+                 the root module is compiled (torch.compile; mode "reduce-overhead" for CUDA graphs)
+                 from its second call on.
+  attention      needs the model's code changed (scaled_dot_product_attention): reported, not applied.
+What was applied, and what was not and why, is printed on stderr when the program starts (and for the
+fixes applied at the model's first forward, then).
+"""
+
+import json
+import os
+import sys
+import threading
+
+import torch
+
+from . import warn
+
+_seen = set()  # ids of every module of the models already handled (so a recomputed block is no new root)
+_depth = threading.local()  # .value: how many module forwards are running on this thread
+_autocast = []  # a stack of entered autocast contexts, one per running root forward
+_root_fixes = []  # callables run once on each root module at its first forward
+
+
+def install(plan_path):
+    try:
+        with open(plan_path) as f:
+            plan = json.load(f)
+    except (OSError, ValueError) as error:
+        warn(f"apply: cannot read the plan {plan_path}: {error}")
+        return
+    if plan.get("format") != "gpuscope-plan" or plan.get("version") != 1:
+        warn(f"apply: {plan_path} is not a gpuscope plan of version 1")
+        return
+    for fix in plan.get("fixes", []):
+        handler = _HANDLERS.get(fix.get("kind"))
+        try:
+            note = handler(fix) if handler else "not applied: gpuscope does not know this kind of fix"
+        except Exception as error:  # a fix that cannot be applied must not stop the program
+            note = f"not applied: {error!r}"
+        _report(fix, note)
+    if _root_fixes:
+        from torch.nn.modules import module as nn_module
+
+        nn_module.register_module_forward_pre_hook(_root_pre)
+        nn_module.register_module_forward_hook(_root_post, always_call=True)
+
+
+def _report(fix, note):
+    sys.stderr.write(f"gpuscope apply: {fix.get('id', '?')} ({fix.get('kind', '?')}): {note}\n")
+
+
+def _precision(fix):
+    setting = fix.get("setting")
+    if setting == "tf32":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+        return "applied: TF32 matmuls and convolutions"
+    if setting == "bf16_autocast":
+        _root_fixes.append(("autocast", fix))
+        return "applied: each forward of the model runs under torch.autocast(bfloat16)"
+    return f"not applied: unknown precision setting {setting!r}"
+
+
+def _optimizer(fix):
+    if fix.get("setting") != "fused":
+        return f"not applied: optimizer setting {fix.get('setting')!r} needs a code change"
+    for cls in (torch.optim.Adam, torch.optim.AdamW, torch.optim.SGD):
+        _fuse(cls)
+    return "applied: Adam, AdamW and SGD are built with fused=True"
+
+
+def _fuse(cls):
+    original = cls.__init__
+
+    def init(self, params, *args, **kwargs):
+        params = list(params)
+        try:
+            original(self, params, *args, **{**kwargs, "fused": True, "foreach": None})
+        except (RuntimeError, ValueError, TypeError):  # parameters fused cannot take: as the script asked
+            original(self, params, *args, **kwargs)
+
+    cls.__init__ = init
+
+
+def _allocator(fix):
+    setting = fix.get("setting", "")
+    if torch.cuda.is_initialized():
+        torch.cuda.memory._set_allocator_settings(setting)
+    else:
+        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = setting
+    return f"applied: PYTORCH_CUDA_ALLOC_CONF={setting}"
+
+
+def _data_loader(fix):
+    loader = torch.utils.data.DataLoader
+    original = loader.__init__
+    workers = int(fix.get("num_workers", 0))
+
+    def init(self, dataset, *args, **kwargs):
+        if not args and kwargs.get("num_workers", 0) < workers:
+            kwargs["num_workers"] = workers
+        if not args and "pin_memory" in fix:
+            kwargs["pin_memory"] = bool(fix["pin_memory"])
+        if not args and kwargs.get("num_workers", 0) > 0 and fix.get("persistent_workers"):
+            kwargs["persistent_workers"] = True
+        original(self, dataset, *args, **kwargs)
+
+    loader.__init__ = init
+    return f"applied: DataLoader with at least {workers} workers, pin_memory and persistent workers"
+
+
+def _checkpoint(fix):
+    _root_fixes.append(("checkpoint", fix))
+    return "applied at the model's first forward: its blocks are checkpointed"
+
+
+def _compile(fix):
+    _root_fixes.append(("compile", fix))
+    mode = "reduce-overhead" if fix.get("kind") == "cuda_graphs" else "default"
+    return f"applied from the model's second call: torch.compile(mode={mode!r})"
+
+
+def _code_change(fix):
+    return "not applied: needs the model's code changed (the advice shows how)"
+
+
+_HANDLERS = {
+    "precision": _precision,
+    "optimizer": _optimizer,
+    "allocator": _allocator,
+    "data_loader": _data_loader,
+    "checkpoint": _checkpoint,
+    "cuda_graphs": _compile,
+    "fusion": _compile,
+    "attention": _code_change,
+}
+
+
+def _root_pre(module, args):
+    _depth.value = getattr(_depth, "value", 0) + 1
+    if _depth.value != 1 or torch.compiler.is_compiling():
+        return
+    if id(module) not in _seen:
+        _seen.update(id(m) for m in module.modules())
+        for kind, fix in _root_fixes:
+            try:
+                _at_first_forward(kind, fix, module)
+            except Exception as error:
+                _report(fix, f"not applied to {type(module).__name__}: {error!r}")
+    if any(kind == "autocast" for kind, _ in _root_fixes):
+        context = torch.autocast("cuda", dtype=torch.bfloat16)
+        context.__enter__()
+        _autocast.append(context)
+
+
+def _root_post(module, args, output):
+    _depth.value = max(0, getattr(_depth, "value", 0) - 1)
+    if _depth.value == 0 and _autocast:
+        _autocast.pop().__exit__(None, None, None)
+
+
+def _at_first_forward(kind, fix, module):
+    if kind == "checkpoint":
+        blocks = _blocks(module)
+        if not blocks:
+            _report(fix, f"not applied: {type(module).__name__} has no run of like blocks to checkpoint")
+            return
+        for block in blocks:
+            block.forward = _checkpointed(block.forward)
+        _report(fix, f"applied: {len(blocks)} blocks of {type(module).__name__} checkpointed")
+    elif kind == "compile":
+        mode = "reduce-overhead" if fix.get("kind") == "cuda_graphs" else "default"
+        module.forward = torch.compile(module.forward, mode=mode)
+        _report(fix, f"applied: {type(module).__name__}.forward compiled (mode {mode!r})")
+
+
+def _blocks(module):
+    """The children of the longest ModuleList or Sequential of blocks of one type (modules made of modules):
+    a transformer's layers, a ResNet stage's bottlenecks."""
+    runs = [
+        list(m)
+        for m in module.modules()
+        if isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential))
+        and len(m) > 1
+        and len({type(child) for child in m}) == 1
+        and all(any(True for _ in child.children()) for child in m)
+    ]
+    return max(runs, key=len) if runs else []
+
+
+def _checkpointed(forward):
+    from torch.utils.checkpoint import checkpoint
+
+    def run(*args, **kwargs):
+        if not torch.is_grad_enabled():
+            return forward(*args, **kwargs)
+        return checkpoint(forward, *args, use_reentrant=False, **kwargs)
+
+    return run
