@@ -7,7 +7,9 @@ Each fix kind maps to a change PyTorch offers without touching the script:
   allocator      PYTORCH_CUDA_ALLOC_CONF, set before CUDA starts.
   data_loader    DataLoader workers, pinned memory and persistent workers, where the script asked for fewer.
   checkpoint     each block of the model's longest run of like blocks (a ModuleList or Sequential of
-                 modules of one type, each made of modules) runs under torch.utils.checkpoint.
+                 modules of one type, each made of modules) runs under torch.utils.checkpoint; when the
+                 model is compiled too, the compiler recomputes instead (its activation memory budget),
+                 since checkpointed blocks split a compiled graph and its CUDA graphs.
   cuda_graphs, fusion
                  the root module is compiled (torch.compile; mode "reduce-overhead" for CUDA graphs)
                  from its second call on.
@@ -169,8 +171,19 @@ def _root_post(module, args, output):
         _autocast.pop().__exit__(None, None, None)
 
 
+# What the compiler keeps of the activations when it recomputes the rest (AOTAutograd's min-cut partitioner).
+_COMPILED_ACTIVATION_BUDGET = 0.5
+
+
 def _at_first_forward(kind, fix, module):
-    if kind == "checkpoint":
+    compiled = any(k == "compile" for k, _ in _root_fixes)
+    if kind == "checkpoint" and compiled:
+        import torch._functorch.config as functorch_config
+
+        functorch_config.activation_memory_budget = _COMPILED_ACTIVATION_BUDGET
+        _report(fix, f"applied through torch.compile: it recomputes activations to keep "
+                     f"{_COMPILED_ACTIVATION_BUDGET:.0%} of them")
+    elif kind == "checkpoint":
         blocks = _blocks(module)
         if not blocks:
             _report(fix, f"not applied: {type(module).__name__} has no run of like blocks to checkpoint")
