@@ -112,19 +112,11 @@ void addModuleSteps(const TraceData& t, std::map<RangeKey, std::vector<Iteration
   }
 }
 
-// The repeating NVTX range, with regular kernel counts after its first instance, that covers the most
-// kernel launches (ties: the one with more instances). Irregular ranges (compilation, data loading) are
-// not iterations.
-Iterations fromNvtx(const TraceData& t, const std::vector<int64_t>& launch) {
-  std::map<RangeKey, std::vector<Iteration>> groups;
-  for (size_t r = 0; r < t.nvtx.size(); ++r) {
-    if (t.nvtx.kind[r] != schema::NvtxKind::kRange) continue;
-    groups[{t.nvtx.session[r], t.nvtx.domain[r], withoutDigits(t.text(t.nvtx.name[r])), t.nvtx.thread_id[r]}].push_back(
-        {t.nvtx.start_ns[r], t.nvtx.end_ns[r]});
-  }
-  addModuleSteps(t, groups);
-  std::vector<int64_t> sorted_launch = launch;
-  std::sort(sorted_launch.begin(), sorted_launch.end());
+// Of these groups of ranges, the repeating one with regular kernel counts after its first instances that
+// covers the most kernel launches (ties: the one with more instances). Irregular ranges (compilation, data
+// loading) are not iterations, nor is a range that holds under a third of the kernels (an annotation of a
+// part).
+Iterations bestGroup(std::map<RangeKey, std::vector<Iteration>>& groups, const std::vector<int64_t>& sorted_launch) {
   Iterations best;
   double best_covered = 0;
   for (auto& [key, ranges] : groups) {
@@ -134,16 +126,35 @@ Iterations fromNvtx(const TraceData& t, const std::vector<int64_t>& launch) {
     std::vector<double> counts = launchesPerRange(sorted_launch, ranges);
     double covered = 0;
     for (double c : counts) covered += c;
-    counts.erase(counts.begin());  // the first may be warm-up
+    // The first instances may be warm-up (a compiler's first calls, autotuning): judge regularity on the
+    // rest, keeping at least the last two thirds.
+    counts.erase(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(std::max<size_t>(1, counts.size() / 3)));
     const bool better = covered > best_covered || (covered == best_covered && ranges.size() > best.list.size());
     if (disjoint && covered > 0 && variation(counts) <= kRegularity && better) {
       best = {IterationSource::kNvtx, std::get<2>(key), std::get<0>(key), std::move(ranges), {}};
       best_covered = covered;
     }
   }
-  // A range that holds under a third of the kernels is an annotation of a part, not of the iteration.
-  if (best_covered * 3 < static_cast<double>(launch.size())) return {};
+  if (best_covered * 3 < static_cast<double>(sorted_launch.size())) return {};
   return best;
+}
+
+// The program's own NVTX ranges first; the steps the PyTorch bridge's module ranges imply only without them.
+Iterations fromNvtx(const TraceData& t, const std::vector<int64_t>& launch) {
+  std::map<RangeKey, std::vector<Iteration>> groups;
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    const std::string& name = t.text(t.nvtx.name[r]);
+    if (t.nvtx.kind[r] != schema::NvtxKind::kRange || isBridgeRange(name)) continue;
+    groups[{t.nvtx.session[r], t.nvtx.domain[r], withoutDigits(name), t.nvtx.thread_id[r]}].push_back(
+        {t.nvtx.start_ns[r], t.nvtx.end_ns[r]});
+  }
+  std::vector<int64_t> sorted_launch = launch;
+  std::sort(sorted_launch.begin(), sorted_launch.end());
+  Iterations own = bestGroup(groups, sorted_launch);
+  if (own.source == IterationSource::kNvtx) return own;
+  std::map<RangeKey, std::vector<Iteration>> steps;
+  addModuleSteps(t, steps);
+  return bestGroup(steps, sorted_launch);
 }
 
 // Kernels of the busiest device, in start order.

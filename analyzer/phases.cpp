@@ -24,6 +24,10 @@ bool endsWith(std::string_view s, std::string_view suffix) {
 
 bool isModuleRange(std::string_view name) { return endsWith(name, kForwardSuffix) || endsWith(name, kBackwardSuffix); }
 
+bool isBridgeRange(std::string_view name) {
+  return isModuleRange(name) || (name.starts_with("optimizer.step (") && name.ends_with(")"));
+}
+
 std::string moduleOfRange(std::string_view name, Phase& phase) {
   const bool forward = endsWith(name, kForwardSuffix);
   phase = forward ? Phase::kForward : Phase::kBackward;

@@ -17,6 +17,8 @@ Phase phaseOfName(std::string name);  // kForward, kBackward, kOptimizer or kNoP
 
 // The PyTorch bridge's module ranges: "<qualified module name> (forward)" and "… (backward)".
 bool isModuleRange(std::string_view name);
+// Any range the bridge adds: module ranges and "optimizer.step (<optimizer class>)".
+bool isBridgeRange(std::string_view name);
 // The module a module range names ("GPT2LMHeadModel.transformer.h.0"), and its pass in `phase`.
 std::string moduleOfRange(std::string_view name, Phase& phase);
 

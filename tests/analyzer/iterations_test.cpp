@@ -82,6 +82,50 @@ TEST(Iterations, NoneInProgramsWithoutALoop) {
   EXPECT_TRUE(iterationsOf(dir.path("e.gpuscope")).list.empty());
 }
 
+// record --torch: the model's forward ranges imply steps (forward to forward, its backward and optimizer step
+// between), but a program's own step ranges, when it has them, win.
+TEST(Iterations, ModuleRangesGiveStepsUnlessTheProgramMarksItsOwn) {
+  for (bool own_steps : {false, true}) {
+    TempDir dir;
+    TraceBuilder b(dir.path("t.gpuscope"));
+    int64_t t = 1'000'000;
+    for (int step = 0; step < 4; ++step) {
+      if (own_steps) b.nvtx("train step", t - 500, t + 150'000);
+      b.nvtx("Net (forward)", t, t + 40'000);
+      b.nvtx("Net.fc (forward)", t + 1'000, t + 30'000);
+      for (int k = 0; k < 3; ++k) b.kernel("fwd", t + 2'000 + k * 10'000, t + 9'000 + k * 10'000);
+      b.nvtx("Net (backward)", t + 45'000, t + 90'000, 2);
+      for (int k = 0; k < 3; ++k) b.kernel("bwd", t + 50'000 + k * 10'000, t + 57'000 + k * 10'000);
+      b.nvtx("optimizer.step (SGD)", t + 100'000, t + 120'000);
+      b.kernel("sgd", t + 101'000, t + 110'000);
+      t += 200'000;
+    }
+    ASSERT_TRUE(b.finish());
+    const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+    EXPECT_EQ(it.marker, own_steps ? "train step" : "Net (forward) to the next");
+    ASSERT_EQ(it.list.size(), 4u);
+    EXPECT_EQ(it.list[1].kernels, 7) << own_steps;  // forward, backward and the optimizer's
+  }
+}
+
+// torch.compile's first steps run other kernels (compiling, autotuning) than the steady ones: the step
+// ranges are still the iterations.
+TEST(Iterations, IrregularFirstStepsAreWarmUp) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int step = 0; step < 9; ++step) {
+    b.nvtx("step", t, t + 150'000);
+    const int kernels = step == 0 ? 40 : step == 1 ? 25 : 5;
+    for (int k = 0; k < kernels; ++k) b.kernel("k", t + 1'000 + k * 3'000, t + 2'000 + k * 3'000);
+    t += 200'000;
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.marker, "step");
+  EXPECT_EQ(it.list.size(), 9u);
+}
+
 TEST(Iterations, OuterStepWinsOverInnerPhasesAndIrregularRangesAreSkipped) {
   TempDir dir;
   TraceBuilder b(dir.path("t.gpuscope"));

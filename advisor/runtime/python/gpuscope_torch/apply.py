@@ -127,9 +127,13 @@ def _checkpoint(fix):
 
 
 def _compile(fix):
-    _root_fixes.append(("compile", fix))
-    mode = "reduce-overhead" if fix.get("kind") == "cuda_graphs" else "default"
-    return f"applied from the model's second call: torch.compile(mode={mode!r})"
+    """CUDA-graph and fusion fixes share one torch.compile of the model: reduce-overhead (CUDA graphs) when
+    any asks for graphs, the default mode otherwise."""
+    if not any(kind == "compile" for kind, _ in _root_fixes):
+        _root_fixes.append(("compile", fix))
+    elif fix.get("kind") == "cuda_graphs":
+        _root_fixes[:] = [(k, fix if k == "compile" else f) for k, f in _root_fixes]
+    return "applied from the model's second call, with the other fusion and CUDA-graph fixes: one torch.compile"
 
 
 def _code_change(fix):
