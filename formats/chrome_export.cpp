@@ -70,6 +70,7 @@ class ChromeExporter {
   Status writeNvtx();
   Status writeOverheads();
   Status writeMemoryCounters();
+  Status writeTensorCounters();
   Status writeDataQuality();
 
   void beginEvent(std::string_view ph, std::string_view cat, std::string_view name, int64_t pid, int64_t tid,
@@ -120,6 +121,7 @@ Status ChromeExporter::run() {
   GPUSCOPE_RETURN_IF_ERROR(writeNvtx());
   GPUSCOPE_RETURN_IF_ERROR(writeOverheads());
   GPUSCOPE_RETURN_IF_ERROR(writeMemoryCounters());
+  GPUSCOPE_RETURN_IF_ERROR(writeTensorCounters());
   json_.endArray();
   GPUSCOPE_RETURN_IF_ERROR(writeDataQuality());
   json_.endObject();
@@ -466,6 +468,22 @@ Status ChromeExporter::writeMemoryCounters() {
     total += delta;
     beginEvent("C", "gpu_memory", host ? "Pinned host memory" : "Device memory", pid, 0, m.timestamp_ns);
     json_.key("args").beginObject().field("allocated (bytes)", total).endObject().endObject();
+  });
+}
+
+// PyTorch's tensors over time (record --torch, imports), beside CUDA's view of the same device: what the
+// caching allocator handed out, where "Device memory" shows what it reserved.
+Status ChromeExporter::writeTensorCounters() {
+  std::map<int64_t, int64_t> allocated;  // gpu pid → bytes
+  return reader_.forEach<AllocatorEventRow>([&](const AllocatorEventRow& a) {
+    advance();
+    if (a.action != AllocatorAction::kAlloc && a.action != AllocatorAction::kFreeCompleted) return true;
+    const int64_t pid = gpuPid(a.session_id, a.device_id);
+    int64_t& total = allocated[pid];
+    total += a.action == AllocatorAction::kAlloc ? a.bytes : -a.bytes;
+    beginEvent("C", "gpu_memory", "PyTorch tensors", pid, 0, a.timestamp_ns);
+    json_.key("args").beginObject().field("allocated (bytes)", total).endObject().endObject();
+    return true;
   });
 }
 

@@ -1,6 +1,7 @@
 // Chrome export: the golden file, Kineto's field names, flows, hostile names, memory counters.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -149,6 +150,26 @@ TEST(ChromeExport, MemoryCountersFollowAllocationsAndFrees) {
     if (e["name"] == "Device memory") device.push_back(e["args"]["allocated (bytes)"]);
   }
   EXPECT_EQ(device, (std::vector<int64_t>{4096, 4096 + (256 << 20), 4096}));
+}
+
+// record --torch: PyTorch's tensors get a counter of their own beside CUDA's device memory.
+TEST(ChromeExport, TorchBridgeTracesCountTensors) {
+  Result<TraceReader> reader = TraceReader::open(testing::fixturePath("pytorch_bridge_train.gpuscope"));
+  ASSERT_TRUE(reader);
+  JsonWriter out;
+  ASSERT_TRUE(writeChromeTrace(*reader, out));
+  const json trace = json::parse(out.text());
+  int64_t counters = 0, peak = 0, last = -1;
+  for (const json& e : eventsOf(trace, "gpu_memory")) {
+    if (e["name"] != "PyTorch tensors") continue;
+    ++counters;
+    last = e["args"]["allocated (bytes)"].get<int64_t>();
+    EXPECT_GE(last, 0);
+    peak = std::max(peak, last);
+  }
+  EXPECT_EQ(counters, 1233 + 1230);                                // every allocation and completed free
+  EXPECT_NEAR(static_cast<double>(peak) / (1 << 20), 187.1, 0.1);  // the analyzer's tensor peak
+  EXPECT_GT(last, 0);  // the parameters and optimizer state still held at the end
 }
 
 TEST(ChromeExport, ProcessThreadAndStreamNamesAreMetadata) {
