@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "formats/trace_reader.h"
@@ -172,6 +173,43 @@ TEST_F(RecordSample, TorchBridgeRecordsModulesAndTensors) {
   EXPECT_GT(query(r, "SELECT count(*) FROM allocator_event WHERE action = 1"), 1000);
   EXPECT_EQ(query(r, "SELECT count(*) FROM tensor_role WHERE role = 1"), 28);
   EXPECT_EQ(query(r, "SELECT count(*) FROM tensor_role WHERE role = 4"), 56);
+}
+
+// apply --record with a plan of every fix kind: each applied (attention reported as needing code), the
+// program still trains, and the trace shows the change (bf16 GEMMs where the plain run had fp32 ones).
+TEST_F(RecordSample, TorchApplyAppliesEveryKindOfFix) {
+  if (std::system("python3 -c 'import torch, transformers' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "no PyTorch with transformers for python3";
+  }
+  testing::writeFile(dir_.path("plan.json"), R"({"format": "gpuscope-plan", "version": 1, "trace": "t",
+    "step_basis": "run", "measured": {"step_time_ns": 1, "peak_memory_bytes": 1},
+    "predicted": {"step_time_ns": 1, "peak_memory_bytes": 1}, "prediction_basis": "none", "fixes": [
+    {"id": "precision-1", "kind": "precision", "rule": "r", "setting": "bf16_autocast"},
+    {"id": "optimizer-1", "kind": "optimizer", "rule": "r", "setting": "fused"},
+    {"id": "allocator-1", "kind": "allocator", "rule": "r", "setting": "expandable_segments:True"},
+    {"id": "data_loader-1", "kind": "data_loader", "rule": "r", "num_workers": 4, "pin_memory": true,
+     "persistent_workers": true},
+    {"id": "checkpoint-1", "kind": "checkpoint", "rule": "r", "segments": 2},
+    {"id": "attention-1", "kind": "attention", "rule": "r", "setting": "sdpa"}]})");
+  const std::string program = "python3 " + sourceFile("samples/pytorch/bridge_train.py");
+  const std::string trace = dir_.path("applied.gpuscope");
+  const std::string cmd = testing::gpuscopeBinary() + " apply --plan " + dir_.path("plan.json") + " --record -o " +
+                          trace + " -- " + program + " >" + dir_.path("out") + " 2>" + dir_.path("err");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << testing::readFile(dir_.path("err"));
+  const std::string err = testing::readFile(dir_.path("err"));
+  for (const char* line : {"precision-1 (precision): applied", "optimizer-1 (optimizer): applied",
+                           "allocator-1 (allocator): applied", "data_loader-1 (data_loader): applied",
+                           "checkpoint-1 (checkpoint): applied: 2 blocks of GPT2LMHeadModel checkpointed",
+                           "attention-1 (attention): not applied: needs the model's code changed"}) {
+    EXPECT_NE(err.find(std::string("gpuscope apply: ") + line), std::string::npos) << line << "\n" << err;
+  }
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n') >= 7, true);
+  EXPECT_NE(testing::readFile(dir_.path("out")).find("step 5 loss"), std::string::npos);
+  Result<TraceReader> r = TraceReader::open(trace);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_GT(query(*r, "SELECT count(*) FROM kernel_view WHERE name_text LIKE '%bf16%' OR name_text LIKE '%bfloat16%'"),
+            0);
+  EXPECT_EQ(query(*r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'optimizer.step (AdamW)'"), 6);
 }
 
 TEST_F(RecordSample, DisableSwitchLeavesTheProgramAlone) {
