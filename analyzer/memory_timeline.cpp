@@ -26,6 +26,8 @@ class Replay {
         live_(t.sessions.size()),
         bytes_(t.devices.size(), 0),
         cuda_bytes_(t.devices.size(), 0),
+        segment_bytes_(t.devices.size(), 0),
+        segment_peak_(t.devices.size(), 0),
         tensors_(t.sessions.size(), false) {
     out_.devices.resize(t.devices.size());
     for (size_t d = 0; d < out_.devices.size(); ++d) out_.devices[d].device = static_cast<int32_t>(d);
@@ -53,6 +55,8 @@ class Replay {
     for (DeviceMemory& d : out_.devices) {
       d.end_bytes = bytes_[d.device];
       if (!tensor_device[d.device]) d.cuda_peak_bytes = d.peak_bytes;
+      // Without CUDA's own records (an imported snapshot), the allocator's segment events say what it held.
+      if (tensor_device[d.device] && d.cuda_peak_bytes == 0) d.cuda_peak_bytes = segment_peak_[d.device];
     }
     return std::move(out_);
   }
@@ -67,6 +71,11 @@ class Replay {
              true});
       } else if (a.action[i] == schema::AllocatorAction::kFreeCompleted) {
         release(a.session[i], a.address[i], a.time_ns[i]);
+      } else if (a.action[i] == schema::AllocatorAction::kSegmentAlloc ||
+                 a.action[i] == schema::AllocatorAction::kSegmentFree) {
+        const int32_t d = a.device[i];
+        segment_bytes_[d] += a.action[i] == schema::AllocatorAction::kSegmentAlloc ? a.bytes[i] : -a.bytes[i];
+        segment_peak_[d] = std::max(segment_peak_[d], segment_bytes_[d]);
       }
     }
   }
@@ -115,6 +124,7 @@ class Replay {
   std::vector<std::unordered_map<int64_t, int32_t>> live_;  // per session: address -> allocation
   std::vector<int64_t> bytes_;                              // per device: live bytes now
   std::vector<int64_t> cuda_bytes_;                         // per device: CUDA's bytes, for tensor-level sessions
+  std::vector<int64_t> segment_bytes_, segment_peak_;       // per device: the allocator's segments, as it said
   std::vector<bool> tensors_;                               // per session: measured by its tensors
   MemoryAnalysis out_;
 };

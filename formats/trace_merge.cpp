@@ -140,9 +140,30 @@ int64_t clockOffset(TraceReader& in, int64_t old_session) {
   return found ? offset : 0;
 }
 
+// What --delay/--duration/--capture-range keep of the allocator's events and the tensors' roles, as of the
+// CUDA allocations beside them: those inside a window.
+void keepInWindows(TorchMemory& memory, int64_t clock_offset_ns, const WindowFilter& filter) {
+  auto outside = [&](const auto& row) {
+    const int64_t t = row.timestamp_ns + clock_offset_ns;
+    return !filter.overlaps(t, t);
+  };
+  std::erase_if(memory.events, outside);
+  std::vector<schema::TensorRoleRow> roles;
+  std::vector<std::string> names;
+  for (const schema::TensorRoleRow& r : memory.roles) {
+    if (outside(r)) continue;
+    names.push_back(memory.role_names[static_cast<size_t>(r.name.id)]);
+    roles.push_back(r);
+    roles.back().name = StringId{static_cast<int64_t>(names.size() - 1)};
+  }
+  memory.roles = std::move(roles);
+  memory.role_names = std::move(names);
+}
+
 // The PyTorch bridge's allocator events of each process (torch-<pid>.json in dir), added to its session. A
 // file that cannot be read is said in data_quality; the rest of the trace is kept.
-Status addTorchMemory(TraceReader& in, TraceWriter& out, const IdMaps& maps, const std::string& dir) {
+Status addTorchMemory(TraceReader& in, TraceWriter& out, const IdMaps& maps, const MergeOptions& options) {
+  const std::string& dir = options.torch_memory_dir;
   for (const auto& [old_session, new_session] : maps.sessions) {
     const std::string path = dir + "/torch-" + std::to_string(maps.pids.at(new_session)) + ".json";
     std::error_code ec;
@@ -153,7 +174,9 @@ Status addTorchMemory(TraceReader& in, TraceWriter& out, const IdMaps& maps, con
                                                          memory.status().message(), std::nullopt}));
       continue;
     }
-    GPUSCOPE_RETURN_IF_ERROR(appendTorchMemory(*memory, new_session, clockOffset(in, old_session), out));
+    const int64_t offset = clockOffset(in, old_session);
+    if (!options.windows.empty()) keepInWindows(*memory, offset, WindowFilter{options.windows, {}});
+    GPUSCOPE_RETURN_IF_ERROR(appendTorchMemory(*memory, new_session, offset, out));
   }
   return Status::ok();
 }
@@ -178,7 +201,7 @@ Status mergeOne(const std::string& path, TraceWriter& out, int64_t& next_session
       if (status) status = copyTable<Row>(*in, out, maps, filter);
     }
   });
-  if (status && !options.torch_memory_dir.empty()) status = addTorchMemory(*in, out, maps, options.torch_memory_dir);
+  if (status && !options.torch_memory_dir.empty()) status = addTorchMemory(*in, out, maps, options);
   if (status) status = out.append(TraceInfoRow{"merged_from", path});
   return status;
 }

@@ -121,14 +121,15 @@ TEST(Memory, TorchBridgeTracesAreMeasuredByTensors) {
   EXPECT_EQ(creatorOf(a.trace, first_live).rfind("a PyTorch tensor", 0), 0u) << creatorOf(a.trace, first_live);
 }
 
-// An imported snapshot has tensors and no CUDA records: its peak is the tensors', and CUDA's is unknown.
+// An imported snapshot has tensors and no CUDA records: its peak is the tensors', and what the allocator
+// held comes from its own segment events.
 TEST(Memory, ImportedSnapshotsAreMeasuredByTensors) {
   TempDir dir;
   ASSERT_TRUE(importTrace(testing::fixturePath("pytorch_memory_snapshot.json"), dir.path("t.gpuscope"), false));
   const Analysed a = analyse(dir.path("t.gpuscope"));
   ASSERT_EQ(a.memory.devices.size(), 1u);
   EXPECT_GT(a.memory.devices[0].peak_bytes, 0);
-  EXPECT_EQ(a.memory.devices[0].cuda_peak_bytes, 0);  // no CUDA records in a snapshot
+  EXPECT_GE(a.memory.devices[0].cuda_peak_bytes, a.memory.devices[0].peak_bytes);
   EXPECT_FALSE(a.categories.roles_found);
 }
 

@@ -168,6 +168,41 @@ TEST(TorchMemory, MergeAddsTheBridgeEventsToTheirProcess) {
   EXPECT_TRUE(said_full);
 }
 
+// record --delay/--duration keep the allocator's events and the roles inside the window, as CUDA's.
+TEST(TorchMemory, MergeWindowsKeepOnlyTheEventsInside) {
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::writeSampleTrace(dir.path("part.gpuscope")));
+  Result<TraceReader> part = TraceReader::open(dir.path("part.gpuscope"));
+  const int64_t pid = (*part->readAll<schema::SessionRow>()).front().pid;
+  std::ifstream in(testing::fixturePath("pytorch_memory_snapshot.json"));
+  nlohmann::json snapshot = nlohmann::json::parse(in);
+  const int64_t first_us = snapshot["device_traces"][0][0]["time_us"].get<int64_t>();
+  snapshot["gpuscope"] = {
+      {"pid", pid},
+      {"roles",
+       {{first_us, 0, 4096, 1024, "parameter", "early"}, {first_us + 200'000, 0, 8192, 1024, "parameter", "inside"}}}};
+  testing::writeFile(dir.path("torch-" + std::to_string(pid) + ".json"), snapshot.dump());
+  Result<TorchMemory> all = readTorchMemory(dir.path("torch-" + std::to_string(pid) + ".json"));
+  ASSERT_TRUE(all);
+  // 100 ms to 300 ms after the first event (the sample trace's clock is Unix time: no offset).
+  const int64_t start = (first_us + 100'000) * 1000, end = (first_us + 300'000) * 1000;
+  const auto inside = std::count_if(all->events.begin(), all->events.end(),
+                                    [&](const auto& e) { return e.timestamp_ns >= start && e.timestamp_ns <= end; });
+  ASSERT_GT(inside, 0);
+  ASSERT_LT(inside, static_cast<int64_t>(all->events.size()));
+  MergeOptions options;
+  options.torch_memory_dir = dir.path("");
+  options.windows = {{start, end}};
+  ASSERT_TRUE(mergeTraces({dir.path("part.gpuscope")}, dir.path("merged.gpuscope"), options));
+  Result<TraceReader> merged = TraceReader::open(dir.path("merged.gpuscope"));
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(*merged->count<schema::AllocatorEventRow>(), inside);
+  Result<std::vector<schema::TensorRoleRow>> roles = merged->readAll<schema::TensorRoleRow>();
+  ASSERT_TRUE(roles);
+  ASSERT_EQ(roles->size(), 1u);
+  EXPECT_EQ(stringOf(*merged->loadStrings(), (*roles)[0].name), "inside");
+}
+
 TEST(TorchMemory, AnUnreadableBridgeFileIsSaidAndTheTraceKept) {
   testing::TempDir dir;
   ASSERT_TRUE(testing::writeSampleTrace(dir.path("part.gpuscope")));
