@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "formats/json_file.h"
 #include "formats/trace_writer.h"
 
 namespace gpuscope {
@@ -16,31 +17,16 @@ using namespace schema;
 
 constexpr int64_t kSession = 1;
 
-int64_t integer(const json& object, const char* key, int64_t fallback = 0) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) return fallback;
-  return it->is_number_float() ? static_cast<int64_t>(std::llround(it->get<double>())) : it->get<int64_t>();
-}
-
-// "Memcpy HtoD (Pageable -> Device)": the direction and the two memory kinds.
-template <typename Enum>
-Enum enumNamed(std::string_view name, Enum fallback) {
-  for (const EnumValue& v : EnumInfo<Enum>::kValues) {
-    if (v.name == name) return static_cast<Enum>(v.value);
-  }
-  return fallback;
-}
-
 MemoryKind memoryKindNamed(std::string_view word) {
   std::string lower(word);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return enumNamed(lower, MemoryKind::kUnknown);
+  return enumNamed<MemoryKind>(lower).value_or(MemoryKind::kUnknown);
 }
 
 class KinetoReader {
  public:
   KinetoReader(const json& trace, TraceWriter& out) : trace_(trace), out_(out) {
-    base_ns_ = integer(trace, "baseTimeNanoseconds", 0);
+    base_ns_ = jsonInteger(trace, "baseTimeNanoseconds", 0);
   }
 
   Status run() {
@@ -104,9 +90,9 @@ class KinetoReader {
       if (e.is_object() && e.contains("ts") && e["ts"].is_number()) s.start_ns = std::min(s.start_ns, ns(e, "ts"));
     }
     if (s.start_ns == INT64_MAX) s.start_ns = base_ns_;
-    s.cuda_driver_version = integer(trace_, "cuda_driver_version", 0);
-    s.cuda_runtime_version = integer(trace_, "cuda_runtime_version", 0);
-    s.cupti_version = integer(trace_, "cupti_version", 0);
+    s.cuda_driver_version = jsonInteger(trace_, "cuda_driver_version", 0);
+    s.cuda_runtime_version = jsonInteger(trace_, "cuda_runtime_version", 0);
+    s.cupti_version = jsonInteger(trace_, "cupti_version", 0);
     s.gpuscope_version = GPUSCOPE_VERSION;
     GPUSCOPE_RETURN_IF_ERROR(out_.append(s));
     if (const auto d = trace_.find("deviceProperties"); d != trace_.end() && d->is_array()) {
@@ -119,21 +105,21 @@ class KinetoReader {
     if (!p.is_object()) return Status::ok();
     DeviceRow d;
     d.session_id = kSession;
-    d.device_id = integer(p, "id");
+    d.device_id = jsonInteger(p, "id");
     d.name = p.value("name", "");
-    d.compute_major = integer(p, "computeMajor");
-    d.compute_minor = integer(p, "computeMinor");
-    d.sm_count = integer(p, "numSms");
-    d.global_memory_bytes = integer(p, "totalGlobalMem");
-    d.max_threads_per_block = integer(p, "maxThreadsPerBlock");
-    d.max_threads_per_sm = integer(p, "maxThreadsPerMultiprocessor");
-    d.registers_per_sm = integer(p, "regsPerMultiprocessor");
-    d.registers_per_block = integer(p, "regsPerBlock");
-    d.shared_memory_per_sm_bytes = integer(p, "sharedMemPerMultiprocessor");
-    d.shared_memory_per_block_bytes = integer(p, "sharedMemPerBlock");
+    d.compute_major = jsonInteger(p, "computeMajor");
+    d.compute_minor = jsonInteger(p, "computeMinor");
+    d.sm_count = jsonInteger(p, "numSms");
+    d.global_memory_bytes = jsonInteger(p, "totalGlobalMem");
+    d.max_threads_per_block = jsonInteger(p, "maxThreadsPerBlock");
+    d.max_threads_per_sm = jsonInteger(p, "maxThreadsPerMultiprocessor");
+    d.registers_per_sm = jsonInteger(p, "regsPerMultiprocessor");
+    d.registers_per_block = jsonInteger(p, "regsPerBlock");
+    d.shared_memory_per_sm_bytes = jsonInteger(p, "sharedMemPerMultiprocessor");
+    d.shared_memory_per_block_bytes = jsonInteger(p, "sharedMemPerBlock");
     if (p.contains("sharedMemPerBlockOptin"))
-      d.shared_memory_per_block_optin_bytes = integer(p, "sharedMemPerBlockOptin");
-    d.warp_size = integer(p, "warpSize", 32);
+      d.shared_memory_per_block_optin_bytes = jsonInteger(p, "sharedMemPerBlockOptin");
+    d.warp_size = jsonInteger(p, "warpSize", 32);
     return out_.append(d);
   }
 
@@ -143,10 +129,10 @@ class KinetoReader {
     const json& a = args(e);
     Row r;
     r.session_id = kSession;
-    r.device_id = integer(a, "device");
-    r.context_id = integer(a, "context");
-    r.stream_id = integer(a, "stream");
-    r.correlation_id = integer(a, "correlation");
+    r.device_id = jsonInteger(a, "device");
+    r.context_id = jsonInteger(a, "context");
+    r.stream_id = jsonInteger(a, "stream");
+    r.correlation_id = jsonInteger(a, "correlation");
     r.start_ns = ns(e, "ts");
     r.end_ns = end(e);
     return r;
@@ -163,8 +149,8 @@ class KinetoReader {
     };
     dims("grid", c.grid_x, c.grid_y, c.grid_z);
     dims("block", c.block_x, c.block_y, c.block_z);
-    c.registers_per_thread = integer(a, "registers per thread");
-    c.static_shared_bytes = integer(a, "shared memory");  // Kineto gives static and dynamic together
+    c.registers_per_thread = jsonInteger(a, "registers per thread");
+    c.static_shared_bytes = jsonInteger(a, "shared memory");  // Kineto gives static and dynamic together
     KernelRow k = gpuWork<KernelRow>(e);
     k.config_id = out_.intern(c);
     return out_.append(k);
@@ -172,12 +158,13 @@ class KinetoReader {
 
   Status copy(const json& e) {
     MemcpyRow m = gpuWork<MemcpyRow>(e);
-    m.bytes = integer(args(e), "bytes");
+    m.bytes = jsonInteger(args(e), "bytes");
     // "Memcpy HtoD (Pageable -> Device)"
     const std::string name = e.value("name", "");
     const size_t space = name.find(' '), open = name.find(" ("), arrow = name.find(" -> "), close = name.rfind(')');
     if (space != std::string::npos && open != std::string::npos && open > space) {
-      m.copy_kind = enumNamed(std::string_view(name).substr(space + 1, open - space - 1), CopyKind::kUnknown);
+      m.copy_kind =
+          enumNamed<CopyKind>(std::string_view(name).substr(space + 1, open - space - 1)).value_or(CopyKind::kUnknown);
     }
     if (open != std::string::npos && arrow != std::string::npos && close != std::string::npos && close > arrow) {
       m.src_kind = memoryKindNamed(std::string_view(name).substr(open + 2, arrow - open - 2));
@@ -188,7 +175,7 @@ class KinetoReader {
 
   Status memset(const json& e) {
     MemsetRow m = gpuWork<MemsetRow>(e);
-    m.bytes = integer(args(e), "bytes");
+    m.bytes = jsonInteger(args(e), "bytes");
     const std::string name = e.value("name", "");  // "Memset (Device)"
     if (const size_t open = name.find(" ("); open != std::string::npos && name.size() > open + 3) {
       m.memory_kind = memoryKindNamed(std::string_view(name).substr(open + 2, name.size() - open - 3));
@@ -202,11 +189,11 @@ class KinetoReader {
     c.session_id = kSession;
     c.api = driver ? ApiKind::kDriver : ApiKind::kRuntime;
     c.name = out_.intern(e.value("name", ""));
-    c.cbid = integer(a, "cbid");
-    c.thread_id = integer(e, "tid");
+    c.cbid = jsonInteger(a, "cbid");
+    c.thread_id = jsonInteger(e, "tid");
     c.start_ns = ns(e, "ts");
     c.end_ns = end(e);
-    c.correlation_id = integer(a, "correlation");
+    c.correlation_id = jsonInteger(a, "correlation");
     return out_.append(c);
   }
 
@@ -216,7 +203,7 @@ class KinetoReader {
     r.kind = NvtxKind::kRange;
     if (op) r.domain = out_.intern("PyTorch ops");
     r.name = out_.intern(e.value("name", ""));
-    r.thread_id = integer(e, "tid");
+    r.thread_id = jsonInteger(e, "tid");
     r.start_ns = ns(e, "ts");
     r.end_ns = end(e);
     return out_.append(r);
@@ -225,24 +212,23 @@ class KinetoReader {
   // profile_memory's events: Bytes > 0 a tensor allocated, < 0 one freed; only CUDA's (Device Type 1).
   Status memory(const json& e) {
     const json& a = args(e);
-    if (integer(a, "Device Type", -1) != 1) return Status::ok();
-    const int64_t bytes = integer(a, "Bytes");
+    if (jsonInteger(a, "Device Type", -1) != 1) return Status::ok();
+    const int64_t bytes = jsonInteger(a, "Bytes");
     AllocatorEventRow m;
     m.session_id = kSession;
-    m.device_id = integer(a, "Device Id");
+    m.device_id = jsonInteger(a, "Device Id");
     m.timestamp_ns = ns(e, "ts");
     m.action = bytes >= 0 ? AllocatorAction::kAlloc : AllocatorAction::kFreeCompleted;
-    m.address = a.contains("Addr") && a["Addr"].is_number_unsigned() ? static_cast<int64_t>(a["Addr"].get<uint64_t>())
-                                                                     : integer(a, "Addr");
+    m.address = jsonInteger(a, "Addr");
     m.bytes = std::llabs(bytes);
     return out_.append(m);
   }
 
   Status thread(const json& e) {
     // GPU rows name their streams with the device index as pid: only the process's own threads.
-    if (!e.contains("tid") || !e["tid"].is_number() || integer(e, "pid", -1) != pid_) return Status::ok();
+    if (!e.contains("tid") || !e["tid"].is_number() || jsonInteger(e, "pid", -1) != pid_) return Status::ok();
     ++threads_;
-    return out_.append(ThreadRow{kSession, integer(e, "tid"), args(e).value("name", "")});
+    return out_.append(ThreadRow{kSession, jsonInteger(e, "tid"), args(e).value("name", "")});
   }
 
   const json& trace_;

@@ -1,9 +1,9 @@
 #include "formats/torch_memory.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "formats/json_file.h"
 #include "formats/trace_writer.h"
 
 namespace gpuscope {
@@ -14,45 +14,26 @@ using nlohmann::json;
 using schema::AllocatorAction;
 using schema::TensorRole;
 
-std::optional<AllocatorAction> actionOf(std::string_view name) {
-  for (const schema::EnumValue& v : schema::EnumInfo<AllocatorAction>::kValues) {
-    if (v.name == name) return static_cast<AllocatorAction>(v.value);
-  }
-  return std::nullopt;  // "snapshot", "annotate" and actions of newer PyTorch releases
-}
-
-std::optional<TensorRole> roleOf(std::string_view name) {
-  for (const schema::EnumValue& v : schema::EnumInfo<TensorRole>::kValues) {
-    if (v.name == name) return static_cast<TensorRole>(v.value);
-  }
-  return std::nullopt;
-}
-
-int64_t integer(const json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return 0;
-  return it->is_number_unsigned() ? static_cast<int64_t>(it->get<uint64_t>()) : it->get<int64_t>();
-}
-
 void readDeviceTraces(const json& traces, TorchMemory& out) {
   for (size_t device = 0; device < traces.size(); ++device) {
     if (!traces[device].is_array()) continue;
     for (const json& entry : traces[device]) {
-      const std::optional<AllocatorAction> action = entry.is_object() && entry.value("action", json()).is_string()
-                                                        ? actionOf(entry["action"].get<std::string>())
-                                                        : std::nullopt;
+      const std::optional<AllocatorAction> action =
+          entry.is_object() && entry.value("action", json()).is_string()
+              ? schema::enumNamed<AllocatorAction>(entry["action"].get<std::string>())
+              : std::nullopt;
       if (!action || !entry.contains("time_us")) {
         ++out.skipped;
         continue;
       }
       schema::AllocatorEventRow row;
       row.device_id = static_cast<int64_t>(device);
-      row.timestamp_ns = integer(entry, "time_us") * 1000;
+      row.timestamp_ns = jsonInteger(entry, "time_us") * 1000;
       row.action = *action;
       // An OOM entry carries the device's free memory where the others carry the address.
-      row.address = *action == AllocatorAction::kOom ? 0 : integer(entry, "addr");
-      row.bytes = integer(entry, "size");
-      if (entry.contains("stream")) row.stream = integer(entry, "stream");
+      row.address = *action == AllocatorAction::kOom ? 0 : jsonInteger(entry, "addr");
+      row.bytes = jsonInteger(entry, "size");
+      if (entry.contains("stream")) row.stream = jsonInteger(entry, "stream");
       out.events.push_back(row);
     }
   }
@@ -64,7 +45,7 @@ Status readRoles(const json& roles, TorchMemory& out) {
     if (!r.is_array() || r.size() != 6 || !r[4].is_string() || !r[5].is_string()) {
       return Status(ErrorKind::kBadFormat, "a tensor role is not [time_us, device, address, bytes, role, name]");
     }
-    const std::optional<TensorRole> role = roleOf(r[4].get<std::string>());
+    const std::optional<TensorRole> role = schema::enumNamed<TensorRole>(r[4].get<std::string>());
     if (!role || !r[0].is_number() || !r[1].is_number() || !r[2].is_number() || !r[3].is_number()) {
       ++out.skipped;
       continue;
@@ -80,11 +61,9 @@ Status readRoles(const json& roles, TorchMemory& out) {
 }  // namespace
 
 Result<TorchMemory> readTorchMemory(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(ErrorKind::kNotFound, path + ": cannot open");
-  const json snapshot = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (snapshot.is_discarded()) return Status(ErrorKind::kBadFormat, path + ": not JSON");
-  return torchMemoryFromJson(snapshot, path);
+  Result<json> snapshot = readJsonFile(path);
+  if (!snapshot) return snapshot.status();
+  return torchMemoryFromJson(*snapshot, path);
 }
 
 Result<TorchMemory> torchMemoryFromJson(const json& snapshot, const std::string& path) {
@@ -97,7 +76,7 @@ Result<TorchMemory> torchMemoryFromJson(const json& snapshot, const std::string&
   TorchMemory memory;
   readDeviceTraces(snapshot["device_traces"], memory);
   if (const auto g = snapshot.find("gpuscope"); g != snapshot.end() && g->is_object()) {
-    if (g->contains("pid")) memory.pid = integer(*g, "pid");
+    if (g->contains("pid")) memory.pid = jsonInteger(*g, "pid");
     memory.wrapped = g->value("wrapped", false);
     if (const auto roles = g->find("roles"); roles != g->end() && roles->is_array()) {
       if (Status s = readRoles(*roles, memory); !s) return Status(s.kind(), path + ": " + s.message());

@@ -3,6 +3,8 @@
 // Where CUPTI has the same concept the numbers follow CUPTI's, which keeps conversion obvious.
 #pragma once
 
+#include <optional>
+
 #include "formats/schema_table.h"
 
 namespace gpuscope::schema {
@@ -215,6 +217,15 @@ constexpr std::string_view enumName(E value) {
     if (v.value == static_cast<int64_t>(value)) return v.name;
   }
   return "unknown";
+}
+
+// The value whose name in the lookup table is `name` (what importers read from other tools), if any.
+template <StoredEnum E>
+constexpr std::optional<E> enumNamed(std::string_view name) {
+  for (const EnumValue& v : EnumInfo<E>::kValues) {
+    if (v.name == name) return static_cast<E>(v.value);
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpuscope::schema

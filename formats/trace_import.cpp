@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <climits>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "formats/json_file.h"
 #include "formats/kineto_import.h"
 #include "formats/torch_memory.h"
 #include "formats/trace_writer.h"
@@ -40,10 +40,10 @@ Status writeSnapshot(const std::string& input, const TorchMemory& memory, TraceW
 }  // namespace
 
 Status importTrace(const std::string& input, const std::string& output, bool overwrite) {
-  std::ifstream in(input, std::ios::binary);
-  if (!in) return Status(ErrorKind::kNotFound, input + ": cannot open");
-  const json parsed = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
+  Result<json> file = readJsonFile(input);
+  if (!file && file.status().kind() == ErrorKind::kNotFound) return file.status();
+  const json parsed = file ? std::move(*file) : json();
+  if (!parsed.is_object()) {
     return Status(ErrorKind::kBadFormat, input +
                                              ": not a JSON object; gpuscope imports torch.profiler traces and PyTorch "
                                              "memory snapshots saved as JSON");
