@@ -47,9 +47,8 @@ std::vector<std::string> notesOn(const Context& c) {
 std::string memoryBasis(const Context& c) {
   const bool tensors = std::any_of(c.memory.allocations.begin(), c.memory.allocations.end(),
                                    [](const analysis::Allocation& x) { return x.tensor; });
-  if (!tensors || c.memory.devices.empty()) return "peak device memory";
-  const auto top = std::max_element(c.memory.devices.begin(), c.memory.devices.end(),
-                                    [](const auto& x, const auto& y) { return x.peak_bytes < y.peak_bytes; });
+  const analysis::DeviceMemory* top = c.memory.peakDevice();
+  if (!tensors || !top) return "peak device memory";
   if (top->cuda_peak_bytes == 0)
     return "peak of PyTorch's tensors (what its caching allocator reserved is not in the trace)";
   return "peak of PyTorch's tensors (the caching allocator reserved " + analysis::formatBytes(top->cuda_peak_bytes) +

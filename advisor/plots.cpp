@@ -17,9 +17,8 @@ struct Change {
 };
 
 void memorySeries(const Context& c, PlotData& plot) {
-  const auto& peak = std::max_element(c.memory.devices.begin(), c.memory.devices.end(),
-                                      [](const auto& a, const auto& b) { return a.peak_bytes < b.peak_bytes; });
-  if (peak == c.memory.devices.end() || peak->peak_bytes == 0) return;
+  const analysis::DeviceMemory* peak = c.memory.peakDevice();
+  if (!peak || peak->peak_bytes == 0) return;
   std::vector<Change> changes;
   for (size_t i = 0; i < c.memory.allocations.size(); ++i) {
     const auto& a = c.memory.allocations[i];

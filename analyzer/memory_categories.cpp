@@ -148,10 +148,7 @@ MemoryCategories categorizeMemory(const TraceData& trace, const Iterations& iter
   for (size_t i = 0; i < memory.allocations.size(); ++i) {
     c.of_allocation.push_back(named[i] ? *named[i] : categoryOf(memory.allocations[i], phases));
   }
-  if (memory.devices.empty()) return c;
-  const auto top = std::max_element(memory.devices.begin(), memory.devices.end(),
-                                    [](const auto& x, const auto& y) { return x.peak_bytes < y.peak_bytes; });
-  measureUsage(memory, top->device, c);
+  if (const DeviceMemory* top = memory.peakDevice()) measureUsage(memory, top->device, c);
   return c;
 }
 

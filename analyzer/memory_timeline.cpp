@@ -172,8 +172,7 @@ std::vector<int64_t> samplePoints(const DeviceMemory& d, const Iterations& itera
 LeakCheck checkLeak(const MemoryAnalysis& m, const Iterations& iterations) {
   LeakCheck leak;
   if (m.devices.empty()) return leak;
-  const DeviceMemory& d = *std::max_element(m.devices.begin(), m.devices.end(),
-                                            [](const auto& a, const auto& b) { return a.peak_bytes < b.peak_bytes; });
+  const DeviceMemory& d = *m.peakDevice();
   const std::vector<int64_t> points = samplePoints(d, iterations, leak.basis);
   for (int64_t t : points) leak.samples.push_back(liveAt(d, t));
   if (leak.samples.size() < 3) return leak;
@@ -201,6 +200,12 @@ LeakCheck checkLeak(const MemoryAnalysis& m, const Iterations& iterations) {
 }
 
 }  // namespace
+
+const DeviceMemory* MemoryAnalysis::peakDevice() const {
+  if (devices.empty()) return nullptr;
+  return &*std::max_element(devices.begin(), devices.end(),
+                            [](const auto& a, const auto& b) { return a.peak_bytes < b.peak_bytes; });
+}
 
 MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iterations) {
   MemoryAnalysis m = Replay(trace).run();

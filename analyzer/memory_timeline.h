@@ -55,6 +55,10 @@ struct MemoryAnalysis {
   std::vector<DeviceMemory> devices;    // one per TraceData::devices entry
   int64_t unmatched_frees = 0;          // frees of memory allocated before recording began (ignored)
   LeakCheck leak;                       // for the device with the highest peak
+
+  // The device with the highest peak, which the categories, leak check and reports describe; nullptr
+  // when the trace has no devices.
+  const DeviceMemory* peakDevice() const;
 };
 
 MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iterations);

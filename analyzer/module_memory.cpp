@@ -7,20 +7,19 @@ namespace gpuscope::analysis {
 
 std::vector<ModuleMemory> memoryByModule(const TraceData& trace, const MemoryAnalysis& memory,
                                          const MemoryCategories& categories) {
-  if (memory.devices.empty()) return {};
-  const DeviceMemory& top = *std::max_element(memory.devices.begin(), memory.devices.end(),
-                                              [](const auto& x, const auto& y) { return x.peak_bytes < y.peak_bytes; });
+  const DeviceMemory* top = memory.peakDevice();
+  if (!top) return {};
   std::map<int32_t, ModuleMemory> by_range_name;  // keyed by the range's string id
   for (size_t i = 0; i < memory.allocations.size(); ++i) {
     const Allocation& a = memory.allocations[i];
-    if (!a.tensor || a.device != top.device) continue;
+    if (!a.tensor || a.device != top->device) continue;
     const int32_t range = innermostRange(trace, a.session, kAnyThread, a.alloc_ns, isModuleRange);
     if (range == kNone) continue;
     ModuleMemory& m = by_range_name[trace.nvtx.name[range]];
     if (m.module.empty()) m.module = moduleOfRange(trace.text(trace.nvtx.name[range]), m.phase);
     ++m.allocations;
     m.allocated_bytes += a.bytes;
-    if (!a.aliveAt(top.peak_ns)) continue;
+    if (!a.aliveAt(top->peak_ns)) continue;
     m.at_peak_bytes += a.bytes;
     if (categories.of_allocation[i] == MemoryCategory::kActivations) m.activations_at_peak_bytes += a.bytes;
   }
