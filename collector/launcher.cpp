@@ -55,6 +55,14 @@ void blockForwarded(int how) {
   sigprocmask(how, &set, nullptr);
 }
 
+// Replaces this process with the program (returns only when it cannot be run, with errno set).
+void execCommand(const std::vector<std::string>& command) {
+  std::vector<char*> argv;
+  for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+}
+
 // PYTHONPATH with the bridge's bootstrap (its sitecustomize) and package first, the program's own after;
 // modes: "record", "apply" or "record,apply".
 void addPythonBridge(const std::string& python_dir, const char* modes, const std::string& plan) {
@@ -86,12 +94,9 @@ Result<std::string> bridgeFolder(const std::string& asked) {
   setenv("GPUSCOPE_TRACE", options.trace.c_str(), 1);
   if (options.torch)
     addPythonBridge(options.python_dir, options.plan.empty() ? "record" : "record,apply", options.plan);
-  std::vector<char*> argv;
-  for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  execvp(argv[0], argv.data());
+  execCommand(options.command);
   const int err = errno;
-  std::fprintf(stderr, "gpuscope record: cannot run '%s': %s\n", argv[0], std::strerror(err));
+  std::fprintf(stderr, "gpuscope record: cannot run '%s': %s\n", options.command.front().c_str(), std::strerror(err));
   _exit(err == ENOENT ? 127 : 126);  // the shell's codes for "not found" and "not executable"
 }
 
@@ -186,10 +191,7 @@ Status execWithPlan(const std::vector<std::string>& command, const std::string& 
   Result<std::string> dir = bridgeFolder(python_dir);
   if (!dir) return dir.status();
   addPythonBridge(*dir, "apply", plan);
-  std::vector<char*> argv;
-  for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  execvp(argv[0], argv.data());
+  execCommand(command);
   return Status(errno == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
                 "cannot run '" + command.front() + "': " + std::strerror(errno));
 }

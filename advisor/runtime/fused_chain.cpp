@@ -66,6 +66,9 @@ Result<Compiled> compileFor(const CudaDriver& cu, const ParsedExpr& expr, DType 
   return c;
 }
 
+// Blocks for the row kernels, a block per row: their grid-stride loops take rows past the limit.
+unsigned rowBlocks(int64_t rows) { return static_cast<unsigned>(std::min<int64_t>(rows, 65535)); }
+
 // Whether every pointer allows the 16-byte vector loads.
 bool aligned16(const std::vector<CUdeviceptr>& pointers) {
   return std::all_of(pointers.begin(), pointers.end(), [](CUdeviceptr p) { return p % 16 == 0; });
@@ -158,8 +161,7 @@ Status FusedChain::reduceRows(const std::vector<CUdeviceptr>& inputs, CUdevicept
        {static_cast<void*>(&r), static_cast<void*>(&c), static_cast<void*>(&kind), static_cast<void*>(&vectorized)}) {
     args.push_back(a);
   }
-  const unsigned blocks = static_cast<unsigned>(std::min<long long>(rows, 65535));
-  return cu.check(cu.launchKernel(rows_, blocks, 1, 1, kThreads, 1, 1, 0, stream, args.data(), nullptr),
+  return cu.check(cu.launchKernel(rows_, rowBlocks(rows), 1, 1, kThreads, 1, 1, 0, stream, args.data(), nullptr),
                   "cuLaunchKernel");
 }
 
@@ -180,7 +182,7 @@ Status FusedChain::reduceRowsBackward(const std::vector<CUdeviceptr>& inputs, CU
   std::vector<void*> args;
   for (CUdeviceptr& p : pointers) args.push_back(&p);
   for (void* a : {static_cast<void*>(&r), static_cast<void*>(&c), static_cast<void*>(&kind)}) args.push_back(a);
-  const unsigned blocks = static_cast<unsigned>(std::min<long long>(rows, 65535));
+  const unsigned blocks = rowBlocks(rows);
   for (size_t i = 0; i < inputs_; ++i) {
     if (grad_inputs[i] == 0) continue;
     pointers.back() = grad_inputs[i];
