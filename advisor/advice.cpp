@@ -10,20 +10,57 @@ namespace gpuscope::advisor {
 
 namespace {
 
-// Fixes overlap (fusing kernels also removes launches), so gains are not added: each fix is taken to win its
-// share of the time the previous ones left.
-plan::Outcome predict(const Advice& a) {
-  double remaining = 1.0;
-  int64_t extra = 0, memory = 0;
-  for (const Finding& f : a.findings) {
-    remaining *= 1.0 - std::clamp(f.gain.share_of_step, 0.0, 0.95);
-    extra += f.gain.extra_time_ns;
-    memory = std::max(memory, f.gain.memory_bytes);  // memory fixes act on different parts; count the largest
+constexpr double kMostOfThePool = 0.95;  // no fix removes every kernel or every gap
+
+// The step is GPU busy time plus GPU idle time, and each fix wins from one or both: kernel time (fusion,
+// precision, padding) or idle time (CUDA graphs, input workers, fewer synchronisations). Within a pool the
+// gains add up, since the fixes act on different kernels or gaps, but never to more than the pool holds.
+// Time a fix costs (recomputation) runs kernels as the other fixes leave them, so it shrinks with them.
+// Memory fixes act on different parts of the peak, so the largest counts.
+plan::Outcome predict(const Context& c, const std::vector<const Finding*>& findings) {
+  const double step = static_cast<double>(c.step.time_ns);
+  const double busy = std::min(step, static_cast<double>(c.perStep(c.timeline.busy_ns)));
+  double busy_saved = 0, idle_saved = 0, extra = 0;
+  int64_t memory = 0;
+  for (const Finding* f : findings) {
+    idle_saved += static_cast<double>(f->gain.idle_ns);
+    busy_saved += static_cast<double>(f->gain.time_ns - f->gain.idle_ns);
+    extra += static_cast<double>(f->gain.extra_time_ns);
+    memory = std::max(memory, f->gain.memory_bytes);
   }
+  busy_saved = std::min(busy_saved, kMostOfThePool * busy);
+  idle_saved = std::min(idle_saved, kMostOfThePool * (step - busy));
+  const double busy_left = busy > 0 ? (busy - busy_saved) / busy : 1.0;
   plan::Outcome p;
-  p.step_time_ns = std::llround(static_cast<double>(a.measured.step_time_ns) * remaining) + extra;
-  p.peak_memory_bytes = std::max<int64_t>(0, a.measured.peak_memory_bytes - memory);
+  p.step_time_ns = std::llround(step - busy_saved - idle_saved + extra * busy_left);
+  p.peak_memory_bytes = std::max<int64_t>(0, c.model.measured_peak_bytes - memory);
   return p;
+}
+
+constexpr std::string_view kPredictionBasis =
+    "the measured step split into GPU busy and idle time; each fix's estimated gain taken from the kernel time "
+    "or the idle time it acts on, gains in one pool added (at most 95 % of it), plus the time a fix costs scaled "
+    "to the kernels' time after the other fixes; peak memory less the largest memory gain";
+
+// Whether gpuscope applies the fix as it stands: the PyTorch bridge applies every kind but attention (the
+// model's code must change) and optimizer settings other than fused (another optimizer); the runtime for
+// other programs applies fusion and checkpointing.
+bool appliedByGpuscope(const plan::Fix& fix, Framework framework) {
+  if (framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
+  if (fix.kind == "attention") return false;
+  const plan::Value* setting = fix.kind == "optimizer" ? fix.param("setting") : nullptr;
+  const auto* text = setting ? std::get_if<std::string>(setting) : nullptr;
+  return fix.kind != "optimizer" || (text && *text == "fused");
+}
+
+// The findings whose fixes the plan carries and gpuscope applies without a code change.
+std::vector<const Finding*> appliedByThePlan(const std::vector<Finding>& findings, Framework framework) {
+  std::vector<const Finding*> out;
+  for (const Finding& f : findings) {
+    auto applied = [&](const plan::Fix& fix) { return appliedByGpuscope(fix, framework); };
+    if (std::any_of(f.fix.plan.begin(), f.fix.plan.end(), applied)) out.push_back(&f);
+  }
+  return out;
 }
 
 std::vector<std::string> notesOn(const Context& c) {
@@ -72,11 +109,11 @@ Advice advise(const Context& c) {
   }
   std::stable_sort(a.findings.begin(), a.findings.end(),
                    [](const Finding& x, const Finding& y) { return x.weight() > y.weight(); });
-  a.predicted = predict(a);
-  a.prediction_basis =
-      "each finding's estimated gain, applied one after another to the time the previous left "
-      "(fixes overlap, so gains are not added), plus any time a fix costs; peak memory less the "
-      "largest memory gain";
+  std::vector<const Finding*> every;
+  for (const Finding& f : a.findings) every.push_back(&f);
+  a.predicted = predict(c, every);
+  a.prediction_basis = std::string(kPredictionBasis);
+  a.plan_predicted = predict(c, appliedByThePlan(a.findings, c.framework));
   a.notes = notesOn(c);
   a.plots = plotData(c);
   return a;
@@ -87,8 +124,8 @@ plan::Plan makePlan(const Advice& advice) {
   p.trace = advice.trace;
   p.step_basis = advice.step_basis;
   p.measured = advice.measured;
-  p.predicted = advice.predicted;
-  p.prediction_basis = advice.prediction_basis;
+  p.predicted = advice.plan_predicted;
+  p.prediction_basis = advice.prediction_basis + "; only the fixes gpuscope applies without a code change count";
   for (const Finding& f : advice.findings) p.fixes.insert(p.fixes.end(), f.fix.plan.begin(), f.fix.plan.end());
   return p;
 }

@@ -21,6 +21,7 @@ struct Advice {
   bool per_step = false;                            // times are per iteration (false: for the whole run)
   plan::Outcome measured;                           // step time, peak device memory
   plan::Outcome predicted;                          // after every finding's fix
+  plan::Outcome plan_predicted;                     // after the fixes the plan applies without a code change
   std::string prediction_basis;
   std::vector<Finding> findings;   // most to least to gain
   std::vector<std::string> notes;  // what limits the advice (no iterations, no phases, data-quality warnings)

@@ -137,11 +137,46 @@ PhaseWork Context::phaseWork(analysis::Phase phase) const {
     const auto r = static_cast<size_t>(std::prev(it) - ranges.begin());
     ++w.kernels;
     w.multi_tensor += kindOf(i).cls == analysis::KernelClass::kOptimizer;
+    w.kernel_ns += k.end_ns[i] - k.start_ns[i];
     first[r] = first[r] < 0 ? k.start_ns[i] : std::min(first[r], k.start_ns[i]);
     last[r] = std::max(last[r], k.end_ns[i]);
   }
   for (size_t r = 0; r < ranges.size(); ++r) w.span_ns += first[r] < 0 ? 0 : last[r] - first[r];
   return w;
+}
+
+namespace {
+
+// "….h.3 (forward)": a forward range of an item of a ModuleList or Sequential.
+bool isBlockForward(std::string_view name) {
+  analysis::Phase phase;
+  if (!analysis::isModuleRange(name)) return false;
+  const std::string module = analysis::moduleOfRange(name, phase);
+  const size_t dot = module.rfind('.');
+  if (phase != analysis::Phase::kForward || dot == std::string::npos || dot + 1 == module.size()) return false;
+  return std::all_of(module.begin() + static_cast<std::ptrdiff_t>(dot) + 1, module.end(),
+                     [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+}  // namespace
+
+int64_t Context::blockForwardKernelNs() const {
+  std::vector<Interval> blocks;  // outermost, in start order (NVTX rows are sorted by start)
+  const auto& n = trace.nvtx;
+  for (size_t r = 0; r < n.size(); ++r) {
+    if (n.kind[r] != schema::NvtxKind::kRange || n.session[r] != session || !inSteps(n.start_ns[r])) continue;
+    if (!blocks.empty() && n.start_ns[r] < blocks.back().end) continue;
+    if (isBlockForward(trace.text(n.name[r]))) blocks.push_back({n.start_ns[r], n.end_ns[r]});
+  }
+  int64_t total = 0;
+  const auto& k = trace.kernels;
+  for (size_t i = 0; i < k.size() && !blocks.empty(); ++i) {
+    if (!inSteps(i) || k.launch_call[i] == analysis::kNone) continue;
+    const int64_t launched = trace.api_calls.start_ns[static_cast<size_t>(k.launch_call[i])];
+    const Interval* b = analysis::lastStartingBy(blocks, launched);
+    if (b && launched < b->end) total += k.end_ns[i] - k.start_ns[i];
+  }
+  return total;
 }
 
 namespace {

@@ -42,6 +42,7 @@ struct PhaseWork {
   int64_t kernels = 0;                           // kernels launched inside them
   int64_t multi_tensor = 0;                      // of those, optimizer-class (multi-tensor) kernels
   int64_t span_ns = 0;                           // first kernel start to last kernel end, summed over the ranges
+  int64_t kernel_ns = 0;                         // the kernels' own GPU time, summed
   int64_t first_start_ns = 0, first_end_ns = 0;  // the first range
 };
 
@@ -73,6 +74,10 @@ struct Context {
   double shareOfStep(int64_t per_step_ns) const;
   double shareOfPeak(int64_t bytes) const;  // of the measured peak device memory, 0..1
   PhaseWork phaseWork(analysis::Phase phase) const;
+  // GPU time of the kernels launched inside the steady steps' forward passes of the model's repeated blocks:
+  // the PyTorch bridge's outermost module ranges that name an item of a ModuleList or Sequential
+  // ("GPT2LMHeadModel.transformer.h.3", "ResNet.layer2.1"). 0 when the trace has no such ranges.
+  int64_t blockForwardKernelNs() const;
   // The fusable chains worth fusing by hand or with the runtime: not those holding a kernel a compiler
   // already made (Triton, XLA: what is left unfused is its choice), nor the optimizer's own (a fused
   // optimizer is their fix). Largest saving first.

@@ -33,6 +33,7 @@ struct Evidence {
 
 struct Gain {
   int64_t time_ns = 0;        // step time saved per iteration (per run when no iterations were found)
+  int64_t idle_ns = 0;        // the part of time_ns that is GPU idle time (the rest is kernel or copy time)
   double share_of_step = 0;   // time_ns over the step (run) time, 0..1
   int64_t memory_bytes = 0;   // peak device memory saved
   double share_of_peak = 0;   // of the measured peak, 0..1

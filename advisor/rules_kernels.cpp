@@ -119,8 +119,8 @@ std::string chainText(const analysis::FusionPattern& p) {
 
 std::optional<Finding> fusableChains(const Context& c) {
   const std::vector<const analysis::FusionPattern*> kept = c.chainsToFuse();
-  int64_t saving = 0;
-  for (const analysis::FusionPattern* p : kept) saving += p->saving_ns;
+  int64_t saving = 0, gaps = 0;
+  for (const analysis::FusionPattern* p : kept) saving += p->saving_ns, gaps += p->gap_time_ns;
   const int64_t per_step = c.perStep(saving);
   if (kept.empty() || c.shareOfStep(per_step) < 0.03) return std::nullopt;
   Finding f = startFinding(c, kRules[0]);
@@ -142,6 +142,7 @@ std::optional<Finding> fusableChains(const Context& c) {
   }
   f.gain =
       timeGain(c, per_step, kept.front()->basis + "; summed over " + std::to_string(kept.size()) + " recurring chains");
+  f.gain.idle_ns = std::min(f.gain.time_ns, c.perStep(gaps));
   setSeverity(f);
   return f;
 }
@@ -238,6 +239,10 @@ std::optional<Finding> gemmAlignment(const Context& c) {
                     "the unaligned GEMMs' time divided by " + formatFixed(slowdown, 1) +
                         ": on an H100 the same GEMMs ran 5.6-5.8× (bf16) and 2.3× (TF32) faster once N was padded to a "
                         "multiple of 64 (docs/benchmarks.md)");
+  if (c.framework == Framework::kPyTorch) {  // torch.compile pads GEMM operands itself (Inductor's shape padding)
+    f.fix.summary += " torch.compile pads the GEMMs it compiles, with no code change.";
+    f.fix.plan.push_back({"gemm_padding-1", "gemm_padding", f.id, {}});
+  }
   setSeverity(f);
   return f;
 }
@@ -328,6 +333,10 @@ std::optional<Finding> unfusedOptimizer(const Context& c) {
                     "the optimizer phase's GPU span divided by " + formatFixed(kPerParameterOptimizerSlowdown, 1) +
                         ": on an H100 a per-parameter Adam step ran 4.6-5.3× slower than foreach and 5.4-13.4× slower "
                         "than fused (docs/benchmarks.md)");
+  // The span holds launch gaps as well as kernels; the gain is taken from both in proportion.
+  const double idle_share =
+      w.span_ns > 0 ? static_cast<double>(std::max<int64_t>(0, w.span_ns - w.kernel_ns)) / w.span_ns : 0.0;
+  f.gain.idle_ns = static_cast<int64_t>(static_cast<double>(f.gain.time_ns) * idle_share);
   f.fix.plan.push_back({"optimizer-1", "optimizer", f.id, {{"setting", std::string("fused")}}});
   setSeverity(f);
   return f;

@@ -179,6 +179,7 @@ std::optional<Finding> launchBound(const Context& c) {
   f.gain = timeGain(c, idle,
                     "the launch-bound idle time measured inside the steady steps; a CUDA graph launches the whole "
                     "step with one call, so that idle time goes while the kernels themselves run as before");
+  f.gain.idle_ns = f.gain.time_ns;
   f.fix.plan.push_back({"cuda_graphs-1", "cuda_graphs", f.id, {{"scope", std::string("step")}}});
   if (const double graphed = graphShare(c); graphed >= 0.5) betweenGraphs(c, f, graphed);
   setSeverity(f);
@@ -206,6 +207,7 @@ std::optional<Finding> hostSync(const Context& c) {
   const std::string syncs = perStepCount(c, syncsInSteps(c));
   f.evidence.push_back({syncs + (syncs == "1" ? " synchronisation " : " synchronisations ") + perStepWords(c), {}});
   f.gain = timeGain(c, idle, "the idle time measured after each synchronisation inside the steady steps");
+  f.gain.idle_ns = f.gain.time_ns;
   setSeverity(f);
   return f;
 }
@@ -242,6 +244,7 @@ std::optional<Finding> inputPipeline(const Context& c) {
   f.gain = timeGain(c, per_gap,
                     "the GPU's idle time between steady steps; with the batches prepared in background workers the "
                     "next one is ready when a step ends (assumes the workers together keep up with the GPU)");
+  f.gain.idle_ns = f.gain.time_ns;
   f.fix.plan.push_back({"data_loader-1",
                         "data_loader",
                         f.id,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "analyzer/phases.h"
+
 namespace gpuscope::analysis {
 
 namespace {
@@ -30,12 +32,13 @@ std::vector<int32_t> iterationOfKernels(const TraceData& t, const Iterations& it
 }
 
 // The innermost NVTX range open on the launching thread when each kernel was launched (kNone: none, or
-// no launch call recorded). One sweep per thread with a stack of open ranges.
+// no launch call recorded). One sweep per thread with a stack of open ranges. The PyTorch bridge's module
+// ranges do not count: they are gpuscope's, not the program's, and a compiler fuses across modules.
 std::vector<int32_t> rangeOfKernels(const TraceData& t) {
   std::vector<int32_t> of(t.kernels.size(), kNone);
   std::map<std::pair<int32_t, int64_t>, std::vector<int32_t>> ranges;  // per (session, thread), by start
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
-    if (t.nvtx.kind[r] == schema::NvtxKind::kRange) {
+    if (t.nvtx.kind[r] == schema::NvtxKind::kRange && !isBridgeRange(t.text(t.nvtx.name[r]))) {
       ranges[{t.nvtx.session[r], t.nvtx.thread_id[r]}].push_back(static_cast<int32_t>(r));
     }
   }
@@ -75,6 +78,10 @@ bool hostWorkBetween(const TraceData& t, size_t before, size_t after) {
   return false;
 }
 
+// Memory-bound work a fused kernel would absorb: elementwise, reductions, normalisations, and copy kernels
+// (dtype casts, concatenations, transposes), which a compiler folds into the loads and stores around them.
+bool fusable(const KernelKind& kk) { return kk.memoryBound() || kk.cls == KernelClass::kCopy; }
+
 // Walks each stream's kernels and cuts them into chains: a run of memory-bound kernels, or a GEMM or
 // convolution with the elementwise kernels right after it. Copies and memsets between kernels on the
 // stream do not break a chain here (they are rare between fusable kernels); iterations, NVTX ranges (a
@@ -104,7 +111,7 @@ std::vector<Chain> findChains(const TraceData& t, const std::vector<KernelKind>&
            !hostWorkBetween(t, current.kernels.back(), k));
       const bool extends =
           !current.kernels.empty() && same_iteration && current.kernels.size() < kMaxChainLength &&
-          (current.kind == FusionKind::kGemmEpilogue ? kk.cls == KernelClass::kElementwise : kk.memoryBound());
+          (current.kind == FusionKind::kGemmEpilogue ? kk.cls == KernelClass::kElementwise : fusable(kk));
       if (extends) {
         current.kernels.push_back(k);
         continue;
@@ -112,7 +119,7 @@ std::vector<Chain> findChains(const TraceData& t, const std::vector<KernelKind>&
       close();
       if (compute) {
         current = {FusionKind::kGemmEpilogue, {k}};
-      } else if (kk.memoryBound()) {
+      } else if (fusable(kk)) {
         current = {FusionKind::kMemoryBoundChain, {k}};
       }
     }

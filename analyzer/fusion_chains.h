@@ -1,7 +1,8 @@
-// Fusable kernel chains: memory-bound kernels (elementwise, reduction, normalisation) that run back to back
-// on one stream within one iteration and one NVTX range, and GEMMs or convolutions followed by elementwise kernels (a
-// bias or an activation their epilogue could apply). Recurring chains are grouped into patterns, each with its count,
-// kernels, time and the saving fusion would bring, with the basis of that estimate.
+// Fusable kernel chains: memory-bound kernels (elementwise, reduction, normalisation, and copy kernels such as
+// dtype casts) that run back to back on one stream within one iteration and one of the program's NVTX ranges
+// (the PyTorch bridge's module ranges do not bound them), and GEMMs or convolutions followed by elementwise
+// kernels (a bias or an activation their epilogue could apply). Recurring chains are grouped into patterns, each
+// with its count, kernels, time and the saving fusion would bring, with the basis of that estimate.
 #pragma once
 
 #include <string>

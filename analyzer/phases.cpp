@@ -1,5 +1,7 @@
 #include "analyzer/phases.h"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 
 namespace gpuscope::analysis {
@@ -36,11 +38,20 @@ std::string moduleOfRange(std::string_view name, Phase& phase) {
 
 std::vector<PhaseRange> phaseRanges(const TraceData& t, int32_t session) {
   std::vector<PhaseRange> ranges;  // NVTX rows are sorted by start
+  std::array<int64_t, 8> last{};   // per phase: index + 1 of its last range kept (0: none yet)
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
     if (t.nvtx.kind[r] != schema::NvtxKind::kRange || t.nvtx.session[r] != session) continue;
-    if (Phase p = phaseOfName(t.text(t.nvtx.name[r])); p != Phase::kNoPhase) {
-      ranges.push_back({t.nvtx.start_ns[r], t.nvtx.end_ns[r], p});
+    const Phase p = phaseOfName(t.text(t.nvtx.name[r]));
+    if (p == Phase::kNoPhase) continue;
+    int64_t& kept = last[static_cast<size_t>(p)];
+    // A range inside (or overlapping) the phase's previous one is part of it: module ranges inside a step's
+    // forward range, or inside the model's own forward module range.
+    if (kept > 0 && t.nvtx.start_ns[r] < ranges[static_cast<size_t>(kept - 1)].end) {
+      ranges[static_cast<size_t>(kept - 1)].end = std::max(ranges[static_cast<size_t>(kept - 1)].end, t.nvtx.end_ns[r]);
+      continue;
     }
+    ranges.push_back({t.nvtx.start_ns[r], t.nvtx.end_ns[r], p});
+    kept = static_cast<int64_t>(ranges.size());
   }
   return ranges;
 }

@@ -27,7 +27,8 @@ struct PhaseRange {
   Phase phase = Phase::kNoPhase;
 };
 
-// The NVTX ranges of one process (index into trace.sessions) that name a phase, in start order.
+// The NVTX ranges of one process (index into trace.sessions) that name a phase, in start order; a range inside
+// (or overlapping) an earlier one of the same phase is merged into it, so each span of a phase is one range.
 std::vector<PhaseRange> phaseRanges(const TraceData& trace, int32_t session);
 
 }  // namespace gpuscope::analysis

@@ -19,14 +19,15 @@ inline constexpr std::string_view kFormat = "gpuscope-plan";
 
 // What a fix changes; the runtime applies each kind its own way (plan.schema.json lists the parameters).
 inline constexpr std::string_view kFixKinds[] = {
-    "fusion",       // fuse a recurring kernel chain (kernels: names in order)
-    "cuda_graphs",  // capture the step into a CUDA graph (scope)
-    "precision",    // run GEMMs and convolutions in lower precision (setting: bf16_autocast | tf32)
-    "attention",    // replace written-out attention with fused scaled-dot-product attention
-    "optimizer",    // fused or multi-tensor optimizer step, or smaller optimizer state (setting)
-    "checkpoint",   // activation checkpointing (segments)
-    "allocator",    // caching-allocator settings (setting: PYTORCH_CUDA_ALLOC_CONF value)
-    "data_loader",  // input pipeline settings (num_workers, pin_memory, persistent_workers)
+    "fusion",        // fuse a recurring kernel chain (kernels: names in order)
+    "cuda_graphs",   // capture the step into a CUDA graph (scope)
+    "precision",     // run GEMMs and convolutions in lower precision (setting: bf16_autocast | tf32)
+    "attention",     // replace written-out attention with fused scaled-dot-product attention
+    "optimizer",     // fused or multi-tensor optimizer step, or smaller optimizer state (setting)
+    "checkpoint",    // activation checkpointing (segments)
+    "allocator",     // caching-allocator settings (setting: PYTORCH_CUDA_ALLOC_CONF value)
+    "data_loader",   // input pipeline settings (num_workers, pin_memory, persistent_workers)
+    "gemm_padding",  // GEMM shapes padded to tensor-core multiples (torch.compile's shape padding)
 };
 bool isFixKind(std::string_view kind);
 

@@ -115,5 +115,24 @@ TEST(FusionChains, NvtxRangesBoundChains) {
   EXPECT_EQ(patterns[0].kernels.size(), 2u);
 }
 
+// The PyTorch bridge's module ranges are gpuscope's, not the program's: a compiler fuses across modules, so
+// they bound no chain. A dtype cast (a copy kernel) between two elementwise kernels is part of the chain.
+TEST(FusionChains, BridgeModuleRangesAndCastsJoinChains) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  const std::string cast =
+      "void at::native::vectorized_elementwise_kernel<8, at::native::bfloat16_copy_kernel_cuda(at::TensorIteratorBase&)"
+      "::{lambda(float)#1}, std::array<char*, 2ul> >(int)";
+  b.nvtx("Net.fc1 (forward)", 1'000, 20'000).nvtx("Net.act (forward)", 20'000, 40'000);
+  b.kernel("add_kernel(float*)", 10'000, 11'000, 7, 2'000).kernel(cast, 12'000, 13'000, 7, 3'000);
+  b.kernel("gelu_kernel(float*)", 14'000, 15'000, 7, 21'000).kernel("mul_kernel(float*)", 16'000, 17'000, 7, 22'000);
+  ASSERT_TRUE(b.finish());
+  const TraceData trace = loadForTest(dir.path("t.gpuscope"));
+  const std::vector<FusionPattern> patterns = findFusableChains(trace, {});
+  ASSERT_EQ(patterns.size(), 1u);
+  ASSERT_EQ(patterns[0].kernels.size(), 4u);
+  EXPECT_EQ(patterns[0].classes[1], KernelClass::kCopy);
+}
+
 }  // namespace
 }  // namespace gpuscope::analysis

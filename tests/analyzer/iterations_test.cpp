@@ -1,6 +1,7 @@
 // Iterations found from NVTX ranges, kernel patterns and host synchronisations, on the fixtures (whose
 // programs know how many steps they ran) and on built traces.
 #include "analyzer/iterations.h"
+#include "analyzer/phases.h"
 
 #include <gtest/gtest.h>
 
@@ -150,6 +151,28 @@ TEST(Iterations, OuterStepWinsOverInnerPhasesAndIrregularRangesAreSkipped) {
   ASSERT_EQ(it.list.size(), 4u);
   EXPECT_EQ(it.list[0].kernels, 6);
   EXPECT_EQ(it.list[0].kernel_time_ns, 6 * 7'000);
+}
+
+// A step's "forward" range and the module ranges inside it are one forward span, not three: the phase's
+// work per step is then counted once. Backward module ranges that overlap without nesting merge too.
+TEST(Phases, NestedAndOverlappingRangesOfOnePhaseMerge) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.nvtx("forward", 1'000, 10'000).nvtx("Net (forward)", 1'500, 9'000).nvtx("Net.fc1 (forward)", 2'000, 4'000);
+  b.nvtx("Net.fc2 (backward)", 11'000, 15'000, 2).nvtx("Net.fc1 (backward)", 14'000, 18'000, 2);
+  b.nvtx("optimizer", 19'000, 20'000).nvtx("forward", 21'000, 30'000);
+  b.kernel("add_kernel(float*)", 2'000, 3'000);
+  ASSERT_TRUE(b.finish());
+  const TraceData trace = loadForTest(dir.path("t.gpuscope"));
+  const std::vector<PhaseRange> r = phaseRanges(trace, 0);
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].phase, Phase::kForward);
+  EXPECT_EQ(r[0].end, 10'000);
+  EXPECT_EQ(r[1].phase, Phase::kBackward);
+  EXPECT_EQ(r[1].start, 11'000);
+  EXPECT_EQ(r[1].end, 18'000);
+  EXPECT_EQ(r[2].phase, Phase::kOptimizer);
+  EXPECT_EQ(r[3].start, 21'000);
 }
 
 }  // namespace

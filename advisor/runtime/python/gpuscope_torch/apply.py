@@ -7,12 +7,12 @@ Each fix kind maps to a change PyTorch offers without touching the script:
   allocator      PYTORCH_CUDA_ALLOC_CONF, set before CUDA starts.
   data_loader    DataLoader workers, pinned memory and persistent workers, where the script asked for fewer.
   checkpoint     each block of the model's longest run of like blocks (a ModuleList or Sequential of
-                 modules of one type, each made of modules) runs under torch.utils.checkpoint; when the
-                 model is compiled too, the compiler recomputes instead (its activation memory budget),
-                 since checkpointed blocks split a compiled graph and its CUDA graphs.
-  cuda_graphs, fusion
+                 modules of one type, each made of modules) runs under torch.utils.checkpoint
+                 (non-reentrant, which torch.compile traces whole, so a compiled model keeps one graph).
+  cuda_graphs, fusion, gemm_padding
                  the root module is compiled (torch.compile; mode "reduce-overhead" for CUDA graphs)
-                 from its second call on.
+                 from its second call on; the compiler pads GEMM shapes to tensor-core multiples (its
+                 shape padding, turned on for gemm_padding).
   attention      needs the model's code changed (scaled_dot_product_attention): reported, not applied.
 What was applied, and what was not and why, is printed on stderr when the program starts (and for the
 fixes applied at the model's first forward, then).
@@ -127,13 +127,17 @@ def _checkpoint(fix):
 
 
 def _compile(fix):
-    """CUDA-graph and fusion fixes share one torch.compile of the model: reduce-overhead (CUDA graphs) when
-    any asks for graphs, the default mode otherwise."""
+    """CUDA-graph, fusion and padding fixes share one torch.compile of the model: reduce-overhead (CUDA
+    graphs) when any asks for graphs, the default mode otherwise."""
+    if fix.get("kind") == "gemm_padding":
+        import torch._inductor.config as inductor_config
+
+        inductor_config.shape_padding = True
     if not any(kind == "compile" for kind, _ in _root_fixes):
         _root_fixes.append(("compile", fix))
     elif fix.get("kind") == "cuda_graphs":
         _root_fixes[:] = [(k, fix if k == "compile" else f) for k, f in _root_fixes]
-    return "applied from the model's second call, with the other fusion and CUDA-graph fixes: one torch.compile"
+    return "applied from the model's second call, with the other compiler fixes: one torch.compile"
 
 
 def _code_change(fix):
@@ -148,13 +152,18 @@ _HANDLERS = {
     "checkpoint": _checkpoint,
     "cuda_graphs": _compile,
     "fusion": _compile,
+    "gemm_padding": _compile,
     "attention": _code_change,
 }
 
 
 def _root_pre(module, args):
+    # Under torch.compile these hooks are traced: a side effect here (even the depth count) would break the
+    # graph, and a checkpointed block would then run outside it. The root's own call is never compiled.
+    if torch.compiler.is_compiling():
+        return
     _depth.value = getattr(_depth, "value", 0) + 1
-    if _depth.value != 1 or torch.compiler.is_compiling():
+    if _depth.value != 1:
         return
     if id(module) not in _seen:
         _seen.update(id(m) for m in module.modules())
@@ -170,49 +179,50 @@ def _root_pre(module, args):
 
 
 def _root_post(module, args, output):
+    if torch.compiler.is_compiling():
+        return
     _depth.value = max(0, getattr(_depth, "value", 0) - 1)
     if _depth.value == 0 and _autocast:
         _autocast.pop().__exit__(None, None, None)
 
 
-# What the compiler keeps of the activations when it recomputes the rest (AOTAutograd's min-cut partitioner).
-_COMPILED_ACTIVATION_BUDGET = 0.5
-
-
 def _at_first_forward(kind, fix, module):
-    compiled = any(k == "compile" for k, _ in _root_fixes)
-    if kind == "checkpoint" and compiled:
-        import torch._functorch.config as functorch_config
-
-        functorch_config.activation_memory_budget = _COMPILED_ACTIVATION_BUDGET
-        _report(fix, f"applied through torch.compile: it recomputes activations to keep "
-                     f"{_COMPILED_ACTIVATION_BUDGET:.0%} of them")
-    elif kind == "checkpoint":
-        blocks = _blocks(module)
-        if not blocks:
-            _report(fix, f"not applied: {type(module).__name__} has no run of like blocks to checkpoint")
-            return
-        for block in blocks:
-            block.forward = _checkpointed(block.forward)
-        _report(fix, f"applied: {len(blocks)} blocks of {type(module).__name__} checkpointed")
+    if kind == "checkpoint":
+        _report(fix, _checkpoint_model(module))
     elif kind == "compile":
         mode = "reduce-overhead" if fix.get("kind") == "cuda_graphs" else "default"
         module.forward = torch.compile(module.forward, mode=mode)
         _report(fix, f"applied: {type(module).__name__}.forward compiled (mode {mode!r})")
 
 
+def _checkpoint_model(module):
+    """Checkpoints the model's blocks; returns what was done. A model that has its own switch (transformers'
+    gradient_checkpointing_enable) gets it, since the model knows what must change with it (its KV cache,
+    which a recomputation outside it would fill twice)."""
+    name = type(module).__name__
+    if getattr(module, "supports_gradient_checkpointing", False) and hasattr(module, "gradient_checkpointing_enable"):
+        module.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        return f"applied: {name}.gradient_checkpointing_enable() (non-reentrant)"
+    blocks = _blocks(module)
+    if not blocks:
+        return f"not applied: {name} has no run of like blocks to checkpoint"
+    for block in blocks:
+        block.forward = _checkpointed(block.forward)
+    return f"applied: {len(blocks)} blocks of {name} checkpointed"
+
+
+def _is_block_run(m):
+    return (isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential)) and len(m) > 1
+            and len({type(child) for child in m}) == 1
+            and all(any(True for _ in child.children()) for child in m))
+
+
 def _blocks(module):
-    """The children of the longest ModuleList or Sequential of blocks of one type (modules made of modules):
-    a transformer's layers, a ResNet stage's bottlenecks."""
-    runs = [
-        list(m)
-        for m in module.modules()
-        if isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential))
-        and len(m) > 1
-        and len({type(child) for child in m}) == 1
-        and all(any(True for _ in child.children()) for child in m)
-    ]
-    return max(runs, key=len) if runs else []
+    """The children of every ModuleList or Sequential of blocks of one type (modules made of modules), the
+    outermost where such runs nest: a transformer's layers, every stage's bottlenecks of a ResNet."""
+    if _is_block_run(module):
+        return list(module)
+    return [block for child in module.children() for block in _blocks(child)]
 
 
 def _checkpointed(forward):
