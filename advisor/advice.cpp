@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "advisor/rule.h"
+#include "analyzer/checkpoint_replay.h"
 #include "analyzer/units.h"
 
 namespace gpuscope::advisor {
@@ -12,35 +13,74 @@ namespace {
 
 constexpr double kMostOfThePool = 0.95;  // no fix removes every kernel or every gap
 
+bool hasFix(const std::vector<const Finding*>& findings, std::string_view kind, std::string_view setting = "") {
+  return std::any_of(findings.begin(), findings.end(), [&](const Finding* f) {
+    return std::any_of(f->fix.plan.begin(), f->fix.plan.end(), [&](const plan::Fix& x) {
+      const plan::Value* v = x.param("setting");
+      const auto* text = v ? std::get_if<std::string>(v) : nullptr;
+      return x.kind == kind && (setting.empty() || (text && *text == setting));
+    });
+  });
+}
+
+// With PyTorch's tensors in the trace, the fixes that change what the tensors are replay together on their
+// timeline: checkpointing the blocks, bf16 autocast of an fp32 model (activations half the size, plus the
+// bf16 copies of the weights autocast caches), torch.compile (fused intermediates never reach memory). The
+// other memory fixes act on other parts (optimizer state, growth, pool slack): the largest counts. Without
+// tensors, the largest memory gain comes off the peak.
+int64_t predictPeak(const Context& c, const std::vector<const Finding*>& findings) {
+  int64_t other = 0, largest = 0;
+  for (const Finding* f : findings) {
+    largest = std::max(largest, f->gain.memory_bytes);
+    if (f->id != "activation_memory") other = std::max(other, f->gain.memory_bytes);
+  }
+  const bool torch = c.framework == Framework::kPyTorch;
+  analysis::MemoryChanges what;
+  what.checkpoint_blocks = hasFix(findings, "checkpoint");
+  what.activation_scale = torch && hasFix(findings, "precision", "bf16_autocast") ? 0.5 : 1.0;
+  what.drop_temporaries =
+      torch && (hasFix(findings, "fusion") || hasFix(findings, "cuda_graphs") || hasFix(findings, "gemm_padding"));
+  const std::optional<analysis::MemoryReplay> replay = analysis::replayMemory(c.trace, c.memory, c.categories, what);
+  const bool tensors = std::any_of(c.memory.allocations.begin(), c.memory.allocations.end(),
+                                   [](const analysis::Allocation& x) { return x.tensor; });
+  if (!tensors || !replay || (what.checkpoint_blocks && replay->blocks == 0)) {
+    return std::max<int64_t>(0, c.model.measured_peak_bytes - largest);
+  }
+  const int64_t weight_cache =
+      what.activation_scale < 1.0
+          ? c.categories.usage[static_cast<size_t>(analysis::MemoryCategory::kParameters)].at_device_peak_bytes / 2
+          : 0;
+  return std::max<int64_t>(0, replay->peak_bytes + weight_cache - other);
+}
+
 // The step is GPU busy time plus GPU idle time, and each fix wins from one or both: kernel time (fusion,
 // precision, padding) or idle time (CUDA graphs, input workers, fewer synchronisations). Within a pool the
 // gains add up, since the fixes act on different kernels or gaps, but never to more than the pool holds.
 // Time a fix costs (recomputation) runs kernels as the other fixes leave them, so it shrinks with them.
-// Memory fixes act on different parts of the peak, so the largest counts.
 plan::Outcome predict(const Context& c, const std::vector<const Finding*>& findings) {
   const double step = static_cast<double>(c.step.time_ns);
   const double busy = std::min(step, static_cast<double>(c.perStep(c.timeline.busy_ns)));
   double busy_saved = 0, idle_saved = 0, extra = 0;
-  int64_t memory = 0;
   for (const Finding* f : findings) {
     idle_saved += static_cast<double>(f->gain.idle_ns);
     busy_saved += static_cast<double>(f->gain.time_ns - f->gain.idle_ns);
     extra += static_cast<double>(f->gain.extra_time_ns);
-    memory = std::max(memory, f->gain.memory_bytes);
   }
   busy_saved = std::min(busy_saved, kMostOfThePool * busy);
   idle_saved = std::min(idle_saved, kMostOfThePool * (step - busy));
   const double busy_left = busy > 0 ? (busy - busy_saved) / busy : 1.0;
   plan::Outcome p;
   p.step_time_ns = std::llround(step - busy_saved - idle_saved + extra * busy_left);
-  p.peak_memory_bytes = std::max<int64_t>(0, c.model.measured_peak_bytes - memory);
+  p.peak_memory_bytes = predictPeak(c, findings);
   return p;
 }
 
 constexpr std::string_view kPredictionBasis =
     "the measured step split into GPU busy and idle time; each fix's estimated gain taken from the kernel time "
     "or the idle time it acts on, gains in one pool added (at most 95 % of it), plus the time a fix costs scaled "
-    "to the kernels' time after the other fixes; peak memory less the largest memory gain";
+    "to the kernels' time after the other fixes; peak memory: PyTorch's tensors replayed with checkpointing, "
+    "bf16 activations and compiled intermediates as the fixes change them (else the peak less the largest "
+    "memory gain)";
 
 // Whether gpuscope applies the fix as it stands: the PyTorch bridge applies every kind but attention (the
 // model's code must change) and optimizer settings other than fused (another optimizer); the runtime for

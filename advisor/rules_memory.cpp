@@ -1,10 +1,9 @@
 // What fills device memory at its peak, and whether it grows: activations that checkpointing would drop,
 // optimizer state that 8-bit or sharded state would shrink, allocations that are never freed.
 #include <algorithm>
-#include <map>
 
 #include "advisor/rule.h"
-#include "analyzer/phases.h"
+#include "analyzer/checkpoint_replay.h"
 #include "analyzer/units.h"
 
 namespace gpuscope::advisor {
@@ -106,73 +105,22 @@ Evidence categoryEvidence(const Context& c, MemoryCategory category) {
           {{"time_range", "memory peak", u.peak_ns, u.peak_ns}}};
 }
 
-// "ResNet.layer1.0" for a tensor made in "ResNet.layer1.0.downsample.1": the outermost item of a ModuleList
-// or Sequential (a module path component that is a number) its module lies in; "" when it lies in none.
-std::string blockOf(const std::string& module) {
-  for (size_t dot = module.find('.'); dot != std::string::npos; dot = module.find('.', dot + 1)) {
-    const size_t end = std::min(module.find('.', dot + 1), module.size());
-    if (end > dot + 1 && std::all_of(module.begin() + static_cast<std::ptrdiff_t>(dot) + 1,
-                                     module.begin() + static_cast<std::ptrdiff_t>(end),
-                                     [](char ch) { return ch >= '0' && ch <= '9'; })) {
-      return module.substr(0, end);
-    }
-  }
-  return "";
-}
-
-struct BlockCheckpoint {
-  int64_t blocks = 0;
-  int64_t freed_bytes = 0;  // at the peak
-};
-
-// With the PyTorch bridge's tensors and module ranges: checkpointing each repeated block drops the
-// activations its forward made that are alive at the peak, except its output (its last tensor, the next
-// block's input); while one block is recomputed, its activations come back, so the largest block's return.
-std::optional<BlockCheckpoint> blockCheckpoint(const Context& c) {
-  const analysis::DeviceMemory* top = c.memory.peakDevice();
-  if (!top) return std::nullopt;
-  struct Block {
-    int64_t bytes = 0, last_ns = -1, last_bytes = 0;
-  };
-  std::map<std::string, Block> blocks;
-  for (const int32_t i : top->live_at_peak) {
-    const analysis::Allocation& a = c.memory.allocations[static_cast<size_t>(i)];
-    if (!a.tensor || c.categories.of_allocation[static_cast<size_t>(i)] != MemoryCategory::kActivations) continue;
-    const int32_t r =
-        analysis::innermostRange(c.trace, a.session, analysis::kAnyThread, a.alloc_ns, analysis::isModuleRange);
-    if (r == analysis::kNone) continue;
-    analysis::Phase phase;
-    const std::string block = blockOf(analysis::moduleOfRange(c.trace.text(c.trace.nvtx.name[r]), phase));
-    if (block.empty() || phase != analysis::Phase::kForward) continue;
-    Block& b = blocks[block];
-    b.bytes += a.bytes;
-    if (a.alloc_ns > b.last_ns) b.last_ns = a.alloc_ns, b.last_bytes = a.bytes;
-  }
-  if (blocks.size() < 2) return std::nullopt;
-  BlockCheckpoint out{static_cast<int64_t>(blocks.size()), 0};
-  int64_t largest = 0;
-  for (const auto& [name, b] : blocks) {
-    out.freed_bytes += b.bytes - b.last_bytes;
-    largest = std::max(largest, b.bytes - b.last_bytes);
-  }
-  out.freed_bytes -= largest;
-  return out;
-}
-
 std::optional<Finding> activationMemory(const Context& c) {
   const analysis::WhatIf* w = whatIf(c, "checkpointing");
   if (!c.categories.phases_found || !w || shareAtPeak(c, MemoryCategory::kActivations) < 0.40) return std::nullopt;
   Finding f = startFinding(c, kRules[0]);
   f.gain = memoryGain(c, *w);
   int64_t segments = w->setting;
-  if (const std::optional<BlockCheckpoint> b = blockCheckpoint(c); b && b->freed_bytes > 0) {
-    segments = b->blocks;
-    f.gain.memory_bytes = b->freed_bytes;
-    f.gain.share_of_peak = c.shareOfPeak(b->freed_bytes);
-    f.gain.basis = "the tensors alive at the peak, by module (PyTorch's allocator events): each of the " +
-                   std::to_string(b->blocks) +
-                   " repeated blocks keeps only its output of the activations its forward made, and the largest "
-                   "block's come back while it is recomputed";
+  const std::optional<analysis::MemoryReplay> replay =
+      analysis::replayMemory(c.trace, c.memory, c.categories, {.checkpoint_blocks = true});
+  if (replay && replay->blocks > 0 && replay->peak_bytes < c.model.measured_peak_bytes) {
+    segments = replay->blocks;
+    f.gain.memory_bytes = c.model.measured_peak_bytes - replay->peak_bytes;
+    f.gain.share_of_peak = c.shareOfPeak(f.gain.memory_bytes);
+    f.gain.basis = "the run's tensors (PyTorch's allocator events) replayed with each of the " +
+                   std::to_string(replay->blocks) +
+                   " repeated blocks checkpointed: the activations its forward made, but its output, live until "
+                   "the forward ends and again from the start of its backward";
   }
   // Recomputation runs the checkpointed forward again: the repeated blocks' forward kernels where the PyTorch
   // bridge's module ranges show them, else the whole forward pass's.

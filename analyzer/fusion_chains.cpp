@@ -78,10 +78,6 @@ bool hostWorkBetween(const TraceData& t, size_t before, size_t after) {
   return false;
 }
 
-// Memory-bound work a fused kernel would absorb: elementwise, reductions, normalisations, and copy kernels
-// (dtype casts, concatenations, transposes), which a compiler folds into the loads and stores around them.
-bool fusable(const KernelKind& kk) { return kk.memoryBound() || kk.cls == KernelClass::kCopy; }
-
 // Walks each stream's kernels and cuts them into chains: a run of memory-bound kernels, or a GEMM or
 // convolution with the elementwise kernels right after it. Copies and memsets between kernels on the
 // stream do not break a chain here (they are rare between fusable kernels); iterations, NVTX ranges (a
@@ -111,7 +107,7 @@ std::vector<Chain> findChains(const TraceData& t, const std::vector<KernelKind>&
            !hostWorkBetween(t, current.kernels.back(), k));
       const bool extends =
           !current.kernels.empty() && same_iteration && current.kernels.size() < kMaxChainLength &&
-          (current.kind == FusionKind::kGemmEpilogue ? kk.cls == KernelClass::kElementwise : fusable(kk));
+          (current.kind == FusionKind::kGemmEpilogue ? kk.cls == KernelClass::kElementwise : kk.fusable());
       if (extends) {
         current.kernels.push_back(k);
         continue;
@@ -119,7 +115,7 @@ std::vector<Chain> findChains(const TraceData& t, const std::vector<KernelKind>&
       close();
       if (compute) {
         current = {FusionKind::kGemmEpilogue, {k}};
-      } else if (fusable(kk)) {
+      } else if (kk.fusable()) {
         current = {FusionKind::kMemoryBoundChain, {k}};
       }
     }

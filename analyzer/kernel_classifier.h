@@ -32,6 +32,9 @@ struct KernelKind {
   bool memoryBound() const {
     return cls == KernelClass::kElementwise || cls == KernelClass::kReduction || cls == KernelClass::kNormalization;
   }
+  // Work a fused kernel absorbs: the memory-bound classes and copy kernels (dtype casts, concatenations,
+  // transposes), which a compiler folds into the loads and stores around them.
+  bool fusable() const { return memoryBound() || cls == KernelClass::kCopy; }
 };
 
 KernelKind classifyKernel(std::string_view name);

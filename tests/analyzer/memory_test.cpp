@@ -2,6 +2,8 @@
 // what they allocated, and on built traces.
 #include <gtest/gtest.h>
 
+#include "analyzer/checkpoint_replay.h"
+
 #include "analyzer/memory_categories.h"
 #include "analyzer/memory_model.h"
 #include "analyzer/memory_pools.h"
@@ -119,6 +121,32 @@ TEST(Memory, TorchBridgeTracesAreMeasuredByTensors) {
   }));
   const Allocation& first_live = a.memory.allocations[static_cast<size_t>(d.live_at_peak.front())];
   EXPECT_EQ(creatorOf(a.trace, first_live).rfind("a PyTorch tensor", 0), 0u) << creatorOf(a.trace, first_live);
+}
+
+// Replaying the recorded tensors: with no change the replay is the recorded peak exactly; checkpointing the
+// two GPT2Blocks and bf16 activations each lower it; a trace without tensors has nothing to replay.
+TEST(Memory, ReplayedWhatIfsOfTheTensors) {
+  EXPECT_EQ(blockOf("ResNet.layer1.0.downsample.1"), "ResNet.layer1.0");
+  EXPECT_EQ(blockOf("GPT2LMHeadModel.transformer.h.11"), "GPT2LMHeadModel.transformer.h.11");
+  EXPECT_EQ(blockOf("Net.fc1"), "");
+  const Analysed a = analyse(testing::fixturePath("pytorch_bridge_train.gpuscope"));
+  const int64_t peak = a.memory.peakDevice()->peak_bytes;
+  const std::optional<MemoryReplay> same = replayMemory(a.trace, a.memory, a.categories, {});
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->peak_bytes, peak);
+  EXPECT_EQ(same->blocks, 0);
+  const std::optional<MemoryReplay> checkpointed =
+      replayMemory(a.trace, a.memory, a.categories, {.checkpoint_blocks = true});
+  ASSERT_TRUE(checkpointed);
+  EXPECT_EQ(checkpointed->blocks, 2);  // transformer.h.0 and h.1
+  EXPECT_LT(checkpointed->peak_bytes, peak);
+  const auto half = replayMemory(a.trace, a.memory, a.categories, {.activation_scale = 0.5});
+  EXPECT_LT(half->peak_bytes, peak);
+  const auto fused = replayMemory(a.trace, a.memory, a.categories, {.drop_temporaries = true});
+  EXPECT_LE(fused->peak_bytes, peak);
+  const Analysed plain = analyse(testing::fixturePath("launch_bound.gpuscope"));
+  const auto none = replayMemory(plain.trace, plain.memory, plain.categories, {.checkpoint_blocks = true});
+  EXPECT_TRUE(!none || none->blocks == 0);
 }
 
 // An imported snapshot has tensors and no CUDA records: its peak is the tensors', and what the allocator

@@ -1,0 +1,157 @@
+#include "analyzer/checkpoint_replay.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "analyzer/intervals.h"
+#include "analyzer/kernel_classifier.h"
+#include "analyzer/phases.h"
+
+namespace gpuscope::analysis {
+
+std::string blockOf(const std::string& module) {
+  for (size_t dot = module.find('.'); dot != std::string::npos; dot = module.find('.', dot + 1)) {
+    const size_t end = std::min(module.find('.', dot + 1), module.size());
+    const auto first = module.begin() + static_cast<std::ptrdiff_t>(dot) + 1;
+    const auto last = module.begin() + static_cast<std::ptrdiff_t>(end);
+    if (first != last && std::all_of(first, last, [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      return module.substr(0, end);
+    }
+  }
+  return "";
+}
+
+namespace {
+
+constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
+
+// Each block's forward and backward ranges (the bridge's module ranges of the block itself), in start order.
+struct BlockRanges {
+  std::vector<Interval> forward, backward;
+};
+
+std::map<std::string, BlockRanges> blockRanges(const TraceData& t, int32_t session) {
+  std::map<std::string, BlockRanges> blocks;
+  const NvtxTable& n = t.nvtx;
+  for (size_t r = 0; r < n.size(); ++r) {
+    if (n.kind[r] != schema::NvtxKind::kRange || n.session[r] != session) continue;
+    const std::string& name = t.text(n.name[r]);
+    if (!isModuleRange(name)) continue;
+    Phase phase;
+    const std::string module = moduleOfRange(name, phase);
+    if (blockOf(module) != module) continue;
+    auto& list = phase == Phase::kForward ? blocks[module].forward : blocks[module].backward;
+    list.push_back({n.start_ns[r], n.end_ns[r]});
+  }
+  return blocks;
+}
+
+// Where an activation was made: its block's forward range (an index into that block's list), if any.
+struct Made {
+  const BlockRanges* block = nullptr;
+  size_t forward = 0;
+};
+
+Made madeIn(const TraceData& t, const std::map<std::string, BlockRanges>& blocks, const Allocation& a) {
+  const int32_t r = innermostRange(t, a.session, kAnyThread, a.alloc_ns, isModuleRange);
+  if (r == kNone) return {};
+  Phase phase;
+  auto it = blocks.find(blockOf(moduleOfRange(t.text(t.nvtx.name[r]), phase)));
+  if (phase != Phase::kForward || it == blocks.end()) return {};
+  const std::vector<Interval>& fw = it->second.forward;
+  const Interval* w = lastStartingBy(fw, a.alloc_ns);
+  if (!w || a.alloc_ns >= w->end) return {};
+  return {&it->second, static_cast<size_t>(w - fw.data())};
+}
+
+int64_t peakOf(std::vector<std::pair<int64_t, int64_t>>& changes) {
+  std::sort(changes.begin(), changes.end());  // at one moment, frees (negative) first
+  int64_t live = 0, peak = 0;
+  for (const auto& [time, bytes] : changes) peak = std::max(peak, live += bytes);
+  return peak;
+}
+
+// Per allocation: when checkpointing ends its first life (kForever: as recorded) and when its recomputation
+// makes it again (kForever: never). Returns the number of blocks checkpointed.
+int64_t checkpointLives(const TraceData& trace, const MemoryAnalysis& memory, const MemoryCategories& categories,
+                        int32_t device, std::vector<int64_t>& until, std::vector<int64_t>& again) {
+  const int32_t session = memory.allocations[static_cast<size_t>(memory.peakDevice()->live_at_peak.front())].session;
+  const std::map<std::string, BlockRanges> blocks = blockRanges(trace, session);
+  // The activations of each block's forward call, and the last one made (its output, which stays).
+  std::map<std::pair<const BlockRanges*, size_t>, std::vector<size_t>> calls;
+  for (size_t i = 0; i < memory.allocations.size(); ++i) {
+    const Allocation& a = memory.allocations[i];
+    if (a.device != device || !a.tensor || categories.of_allocation[i] != MemoryCategory::kActivations) continue;
+    if (const Made m = madeIn(trace, blocks, a); m.block) calls[{m.block, m.forward}].push_back(i);
+  }
+  std::map<const BlockRanges*, bool> replayed;
+  for (const auto& [call, members] : calls) {
+    const BlockRanges& b = *call.first;
+    const int64_t forward_end = b.forward[call.second].end;
+    auto next = std::lower_bound(b.backward.begin(), b.backward.end(), forward_end,
+                                 [](const Interval& r, int64_t t) { return r.start < t; });
+    for (size_t k = 0; k + 1 < members.size(); ++k) {  // members are in allocation order; the last stays
+      until[members[k]] = forward_end;
+      if (next != b.backward.end()) again[members[k]] = next->start;
+    }
+    replayed[call.first] = replayed[call.first] || members.size() > 1;
+  }
+  return std::count_if(replayed.begin(), replayed.end(), [](const auto& r) { return r.second; });
+}
+
+// Per allocation: whether the first kernel launched after it was made is one a compiler fuses (its output,
+// this tensor, then stays in registers). PyTorch allocates an op's output just before launching its kernel.
+std::vector<bool> madeByFusableKernels(const TraceData& t, const MemoryAnalysis& memory) {
+  const std::vector<KernelKind> kinds = classifyConfigs(t);
+  std::vector<std::pair<int64_t, size_t>> launches;  // (launch call start, kernel)
+  for (size_t k = 0; k < t.kernels.size(); ++k) {
+    if (const int32_t call = t.kernels.launch_call[k]; call != kNone) {
+      launches.push_back({t.api_calls.start_ns[static_cast<size_t>(call)], k});
+    }
+  }
+  std::sort(launches.begin(), launches.end());
+  std::vector<bool> out(memory.allocations.size(), false);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Allocation& a = memory.allocations[i];
+    auto it = std::lower_bound(launches.begin(), launches.end(), std::pair<int64_t, size_t>{a.alloc_ns, 0});
+    while (it != launches.end() && t.kernels.session[it->second] != a.session) ++it;
+    out[i] = it != launches.end() && kinds[t.kernels.config[it->second]].fusable();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<MemoryReplay> replayMemory(const TraceData& trace, const MemoryAnalysis& memory,
+                                         const MemoryCategories& categories, const MemoryChanges& what) {
+  const DeviceMemory* top = memory.peakDevice();
+  if (!top || top->live_at_peak.empty()) return std::nullopt;
+  const size_t n = memory.allocations.size();
+  std::vector<int64_t> until(n, kForever), again(n, kForever);
+  MemoryReplay out;
+  if (what.checkpoint_blocks) {
+    out.blocks = checkpointLives(trace, memory, categories, top->device, until, again);
+    if (out.blocks < 2) out.blocks = 0, until.assign(n, kForever), again.assign(n, kForever);
+  }
+  const std::vector<bool> fused = what.drop_temporaries ? madeByFusableKernels(trace, memory) : std::vector<bool>(n);
+  std::vector<std::pair<int64_t, int64_t>> changes;
+  for (size_t i = 0; i < n; ++i) {
+    const Allocation& a = memory.allocations[i];
+    if (a.device != top->device) continue;
+    const MemoryCategory category = categories.of_allocation[i];
+    if (a.tensor && fused[i] && category == MemoryCategory::kTemporaries) continue;
+    const bool scaled = a.tensor && category == MemoryCategory::kActivations;
+    const auto bytes = scaled ? static_cast<int64_t>(static_cast<double>(a.bytes) * what.activation_scale) : a.bytes;
+    const int64_t free = a.free_ns == kNone ? kForever : a.free_ns;
+    changes.push_back({a.alloc_ns, bytes});
+    changes.push_back({std::min(free, until[i]), -bytes});
+    if (again[i] < free) changes.push_back({again[i], bytes}), changes.push_back({free, -bytes});
+  }
+  out.peak_bytes = peakOf(changes);
+  return out;
+}
+
+}  // namespace gpuscope::analysis
