@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "advisor/rule.h"
-#include "analyzer/checkpoint_replay.h"
+#include "analyzer/tensor_replay.h"
 #include "analyzer/units.h"
 
 namespace gpuscope::advisor {
@@ -40,7 +40,7 @@ int64_t predictPeak(const Context& c, const std::vector<const Finding*>& finding
   what.activation_scale = torch && hasFix(findings, "precision", "bf16_autocast") ? 0.5 : 1.0;
   what.drop_temporaries =
       torch && (hasFix(findings, "fusion") || hasFix(findings, "cuda_graphs") || hasFix(findings, "gemm_padding"));
-  const std::optional<analysis::MemoryReplay> replay = analysis::replayMemory(c.trace, c.memory, c.categories, what);
+  const std::optional<analysis::TensorReplay> replay = analysis::replayTensors(c.trace, c.memory, c.categories, what);
   const bool tensors = std::any_of(c.memory.allocations.begin(), c.memory.allocations.end(),
                                    [](const analysis::Allocation& x) { return x.tensor; });
   if (!tensors || !replay || (what.checkpoint_blocks && replay->blocks == 0)) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "advisor/rule.h"
-#include "analyzer/checkpoint_replay.h"
+#include "analyzer/tensor_replay.h"
 #include "analyzer/units.h"
 
 namespace gpuscope::advisor {
@@ -111,8 +111,8 @@ std::optional<Finding> activationMemory(const Context& c) {
   Finding f = startFinding(c, kRules[0]);
   f.gain = memoryGain(c, *w);
   int64_t segments = w->setting;
-  const std::optional<analysis::MemoryReplay> replay =
-      analysis::replayMemory(c.trace, c.memory, c.categories, {.checkpoint_blocks = true});
+  const std::optional<analysis::TensorReplay> replay =
+      analysis::replayTensors(c.trace, c.memory, c.categories, {.checkpoint_blocks = true});
   if (replay && replay->blocks > 0 && replay->peak_bytes < c.model.measured_peak_bytes) {
     segments = replay->blocks;
     f.gain.memory_bytes = c.model.measured_peak_bytes - replay->peak_bytes;

@@ -34,8 +34,9 @@ const Command& importCommand() {
       "gpuscope import FILE -o TRACE [--force]",
       "Reads a torch.profiler (Kineto) Chrome trace (prof.export_chrome_trace(path)): kernels, copies,\n"
       "memsets and CUDA calls with their correlation ids, operators and record_function ranges as NVTX ranges,\n"
-      "profile_memory's tensor events and the GPUs; or a PyTorch memory snapshot saved as JSON\n"
-      "(torch.cuda.memory._record_memory_history(), then json.dump(torch.cuda.memory._snapshot(), f)).\n"
+      "profile_memory's tensor events and the GPUs; or a PyTorch memory snapshot, pickled\n"
+      "(torch.cuda.memory._record_memory_history(), then torch.cuda.memory._dump_snapshot(path)) or as JSON\n"
+      "(json.dump(torch.cuda.memory._snapshot(), f)). A pickle is read as plain data, never run.\n"
       "Writes a trace for `gpuscope stats`, `advise`, `export` and the GUI.",
       kOptions,
       runImport};

@@ -68,10 +68,9 @@ Result<TorchMemory> readTorchMemory(const std::string& path) {
 
 Result<TorchMemory> torchMemoryFromJson(const json& snapshot, const std::string& path) {
   if (!snapshot.is_object() || !snapshot.contains("device_traces") || !snapshot["device_traces"].is_array()) {
-    return Status(ErrorKind::kBadFormat,
-                  path +
-                      ": not a PyTorch memory snapshot (no \"device_traces\"; record it with "
-                      "torch.cuda.memory._record_memory_history() and save _snapshot() as JSON)");
+    return Status(ErrorKind::kBadFormat, path +
+                                             ": not a PyTorch memory snapshot (no \"device_traces\"; record it with "
+                                             "torch.cuda.memory._record_memory_history(), then _dump_snapshot())");
   }
   TorchMemory memory;
   readDeviceTraces(snapshot["device_traces"], memory);

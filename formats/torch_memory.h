@@ -1,7 +1,8 @@
-// PyTorch memory snapshots (torch.cuda.memory._snapshot(), as JSON) as trace rows: the caching allocator's
-// events from "device_traces", and, in the snapshots gpuscope's PyTorch bridge writes (a "gpuscope" key), the
-// roles of the tensors it saw: parameters, buffers, gradients, optimizer state. One reader for both
-// `gpuscope record --torch` (the bridge's torch-<pid>.json beside each process's trace) and `gpuscope import`.
+// PyTorch memory snapshots (torch.cuda.memory._snapshot(), parsed from JSON or a pickle) as trace rows: the
+// caching allocator's events from "device_traces", and, in the snapshots gpuscope's PyTorch bridge writes (a
+// "gpuscope" key), the roles of the tensors it saw: parameters, buffers, gradients, optimizer state. One
+// reader for both `gpuscope record --torch` (the bridge's torch-<pid>.json beside each process's trace) and
+// `gpuscope import`.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <climits>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "formats/json_file.h"
 #include "formats/kineto_import.h"
+#include "formats/pickle_file.h"
 #include "formats/torch_memory.h"
 #include "formats/trace_writer.h"
 
@@ -37,16 +39,24 @@ Status writeSnapshot(const std::string& input, const TorchMemory& memory, TraceW
   return appendTorchMemory(memory, 1, 0, out);
 }
 
+// Whether the file starts as a pickle does (torch.cuda.memory._dump_snapshot() writes one).
+bool isPickle(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[2] = {};
+  return in.read(head, 2) && looksLikePickle(std::string_view(head, 2));
+}
+
 }  // namespace
 
 Status importTrace(const std::string& input, const std::string& output, bool overwrite) {
-  Result<json> file = readJsonFile(input);
-  if (!file && file.status().kind() == ErrorKind::kNotFound) return file.status();
+  const bool pickle = isPickle(input);
+  Result<json> file = pickle ? readPickleFile(input) : readJsonFile(input);
+  if (!file && (pickle || file.status().kind() == ErrorKind::kNotFound)) return file.status();
   const json parsed = file ? std::move(*file) : json();
   if (!parsed.is_object()) {
     return Status(ErrorKind::kBadFormat, input +
-                                             ": not a JSON object; gpuscope imports torch.profiler traces and PyTorch "
-                                             "memory snapshots saved as JSON");
+                                             ": not a JSON object; gpuscope imports torch.profiler traces (JSON) and "
+                                             "PyTorch memory snapshots (pickle or JSON)");
   }
   const bool kineto = parsed.contains("traceEvents") && parsed["traceEvents"].is_array();
   std::optional<TorchMemory> snapshot;

@@ -1,5 +1,5 @@
 // `gpuscope import`: traces made by other tools as gpuscope traces: torch.profiler (Kineto) Chrome traces
-// (kineto_import.h) and PyTorch memory snapshots saved as JSON (torch_memory.h), each as one process.
+// (kineto_import.h) and PyTorch memory snapshots, pickled or saved as JSON (torch_memory.h), each as one process.
 #pragma once
 
 #include <string>

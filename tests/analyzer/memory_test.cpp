@@ -2,7 +2,7 @@
 // what they allocated, and on built traces.
 #include <gtest/gtest.h>
 
-#include "analyzer/checkpoint_replay.h"
+#include "analyzer/tensor_replay.h"
 
 #include "analyzer/memory_categories.h"
 #include "analyzer/memory_model.h"
@@ -131,21 +131,21 @@ TEST(Memory, ReplayedWhatIfsOfTheTensors) {
   EXPECT_EQ(blockOf("Net.fc1"), "");
   const Analysed a = analyse(testing::fixturePath("pytorch_bridge_train.gpuscope"));
   const int64_t peak = a.memory.peakDevice()->peak_bytes;
-  const std::optional<MemoryReplay> same = replayMemory(a.trace, a.memory, a.categories, {});
+  const std::optional<TensorReplay> same = replayTensors(a.trace, a.memory, a.categories, {});
   ASSERT_TRUE(same);
   EXPECT_EQ(same->peak_bytes, peak);
   EXPECT_EQ(same->blocks, 0);
-  const std::optional<MemoryReplay> checkpointed =
-      replayMemory(a.trace, a.memory, a.categories, {.checkpoint_blocks = true});
+  const std::optional<TensorReplay> checkpointed =
+      replayTensors(a.trace, a.memory, a.categories, {.checkpoint_blocks = true});
   ASSERT_TRUE(checkpointed);
   EXPECT_EQ(checkpointed->blocks, 2);  // transformer.h.0 and h.1
   EXPECT_LT(checkpointed->peak_bytes, peak);
-  const auto half = replayMemory(a.trace, a.memory, a.categories, {.activation_scale = 0.5});
+  const auto half = replayTensors(a.trace, a.memory, a.categories, {.activation_scale = 0.5});
   EXPECT_LT(half->peak_bytes, peak);
-  const auto fused = replayMemory(a.trace, a.memory, a.categories, {.drop_temporaries = true});
+  const auto fused = replayTensors(a.trace, a.memory, a.categories, {.drop_temporaries = true});
   EXPECT_LE(fused->peak_bytes, peak);
   const Analysed plain = analyse(testing::fixturePath("launch_bound.gpuscope"));
-  const auto none = replayMemory(plain.trace, plain.memory, plain.categories, {.checkpoint_blocks = true});
+  const auto none = replayTensors(plain.trace, plain.memory, plain.categories, {.checkpoint_blocks = true});
   EXPECT_TRUE(!none || none->blocks == 0);
 }
 

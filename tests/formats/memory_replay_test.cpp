@@ -9,7 +9,7 @@ namespace {
 
 using namespace schema;
 
-TEST(MemoryReplay, DeltasFollowLiveAllocationsInTimeOrder) {
+TEST(TensorReplay, DeltasFollowLiveAllocationsInTimeOrder) {
   testing::TempDir dir;
   {
     Result<TraceWriter> w = TraceWriter::create(dir.path("m.gpuscope"));

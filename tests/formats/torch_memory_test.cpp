@@ -1,6 +1,6 @@
-// PyTorch memory snapshots (tests/fixtures/pytorch_memory_snapshot.json, made on an H100) read into trace
-// rows; the bridge's allocator events merged into the session of their process; bad snapshots refused
-// with one clear error.
+// PyTorch memory snapshots (tests/fixtures/pytorch_memory_snapshot.json, made on an H100, and its pickle) read into
+// trace rows; the bridge's allocator events merged into the session of their process; bad snapshots refused with one
+// clear error.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "formats/pickle_file.h"
 #include "formats/torch_memory.h"
 #include "formats/trace_import.h"
 #include "formats/trace_merge.h"
@@ -128,6 +129,52 @@ TEST(TorchMemory, ImportWritesATrace) {
   // The output exists now: not replaced without overwrite.
   EXPECT_FALSE(importTrace(testing::fixturePath("pytorch_memory_snapshot.json"), dir.path("t.gpuscope"), false));
   EXPECT_TRUE(importTrace(testing::fixturePath("pytorch_memory_snapshot.json"), dir.path("t.gpuscope"), true));
+}
+
+// torch.cuda.memory._dump_snapshot() pickles the snapshot: the same snapshot pickled imports to the same rows.
+TEST(TorchMemory, PickledSnapshotsImportLikeTheirJson) {
+  testing::TempDir dir;
+  ASSERT_TRUE(importTrace(testing::fixturePath("pytorch_memory_snapshot.pickle"), dir.path("p.gpuscope"), false));
+  ASSERT_TRUE(importTrace(testing::fixturePath("pytorch_memory_snapshot.json"), dir.path("j.gpuscope"), false));
+  Result<TraceReader> p = TraceReader::open(dir.path("p.gpuscope"));
+  Result<TraceReader> j = TraceReader::open(dir.path("j.gpuscope"));
+  ASSERT_TRUE(p && j);
+  EXPECT_EQ(*p->count<schema::AllocatorEventRow>(), 1827);
+  Result<std::vector<schema::AllocatorEventRow>> from_pickle = p->readAll<schema::AllocatorEventRow>();
+  Result<std::vector<schema::AllocatorEventRow>> from_json = j->readAll<schema::AllocatorEventRow>();
+  ASSERT_TRUE(from_pickle && from_json);
+  EXPECT_EQ(*from_pickle, *from_json);
+}
+
+std::string bytesOf(std::initializer_list<int> bytes) {
+  std::string out;
+  for (int b : bytes) out.push_back(static_cast<char>(b));
+  return out;
+}
+
+// Pickles gpuscope will not read: each one clear error, never a crash, never code run.
+TEST(TorchMemory, PicklesOfObjectsOrBrokenOnesAreRefused) {
+  // pickle.dumps({"a": 7}, protocol=4)
+  const std::string good =
+      bytesOf({0x80, 4, 0x95, 11, 0, 0, 0, 0, 0, 0, 0, '}', 0x94, 0x8c, 1, 'a', 0x94, 'K', 7, 's', '.'});
+  Result<nlohmann::json> ok = parsePickle(good);
+  ASSERT_TRUE(ok) << ok.status().message();
+  EXPECT_EQ(ok->dump(), R"({"a":7})");
+  const std::pair<std::string, std::string> bad[] = {
+      {bytesOf({0x80, 4, '}'}), "ends before its STOP"},  // truncated
+      {bytesOf({0x80, 4, 0x8c, 8, 'b', 'u', 'i', 'l', 't', 'i', 'n', 's', 0x8c, 4, 'e', 'v', 'a', 'l', 0x93, '.'}),
+       "makes a Python object"},                                                // STACK_GLOBAL builtins.eval
+      {bytesOf({0x80, 4, ']', 0x94, 'h', 0, 'a', '.'}), "nest"},                // a list that holds itself
+      {bytesOf({0x80, 4, 'h', 5, '.'}), "never stored"},                        // a memo entry that is not there
+      {bytesOf({0x80, 4, 'K', 1, 'K', 2, 'a', '.'}), "not a list"},             // APPEND to an int
+      {bytesOf({0x80, 4, 0x8c, 0xff, 'a', 'b', '.'}), "ends inside a string"},  // longer than the file
+      {bytesOf({0x80, 4, 'N', 'N', '(', '0', '0', 't', '.'}), "MARK below"},    // POPs under the mark
+  };
+  for (const auto& [bytes, why] : bad) {
+    Result<nlohmann::json> r = parsePickle(bytes);
+    ASSERT_FALSE(r) << why;
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
+  }
 }
 
 // record --torch: torch-<pid>.json beside the parts joins the session whose process wrote it.

@@ -26,7 +26,7 @@ struct MemoryChanges {
   bool drop_temporaries = false;   // temporaries a fusable kernel wrote go: a compiler keeps them on chip
 };
 
-struct MemoryReplay {
+struct TensorReplay {
   int64_t blocks = 0;      // distinct repeated blocks checkpointed (0: fewer than two found, none)
   int64_t peak_bytes = 0;  // the peak device's peak after the changes
 };
@@ -34,7 +34,7 @@ struct MemoryReplay {
 // Checkpointing: each activation a block's forward made lives only until that forward ends, and again from
 // the start of the block's backward (its recomputation) to its recorded free; the block's last activation
 // (its output, the next block's input) is kept as recorded. Nothing when the trace has no tensors.
-std::optional<MemoryReplay> replayMemory(const TraceData& trace, const MemoryAnalysis& memory,
-                                         const MemoryCategories& categories, const MemoryChanges& changes);
+std::optional<TensorReplay> replayTensors(const TraceData& trace, const MemoryAnalysis& memory,
+                                          const MemoryCategories& categories, const MemoryChanges& changes);
 
 }  // namespace gpuscope::analysis

@@ -1,4 +1,4 @@
-#include "analyzer/checkpoint_replay.h"
+#include "analyzer/tensor_replay.h"
 
 #include <algorithm>
 #include <limits>
@@ -125,13 +125,13 @@ std::vector<bool> madeByFusableKernels(const TraceData& t, const MemoryAnalysis&
 
 }  // namespace
 
-std::optional<MemoryReplay> replayMemory(const TraceData& trace, const MemoryAnalysis& memory,
-                                         const MemoryCategories& categories, const MemoryChanges& what) {
+std::optional<TensorReplay> replayTensors(const TraceData& trace, const MemoryAnalysis& memory,
+                                          const MemoryCategories& categories, const MemoryChanges& what) {
   const DeviceMemory* top = memory.peakDevice();
   if (!top || top->live_at_peak.empty()) return std::nullopt;
   const size_t n = memory.allocations.size();
   std::vector<int64_t> until(n, kForever), again(n, kForever);
-  MemoryReplay out;
+  TensorReplay out;
   if (what.checkpoint_blocks) {
     out.blocks = checkpointLives(trace, memory, categories, top->device, until, again);
     if (out.blocks < 2) out.blocks = 0, until.assign(n, kForever), again.assign(n, kForever);
