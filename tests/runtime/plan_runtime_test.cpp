@@ -47,7 +47,7 @@ TEST(PlanRuntime, ChainsMoveIntoTheirProducer) {
   PlanRuntime plan(samplePlan());
   EXPECT_TRUE(plan.shouldFuseIntoProducer({"a", "b"}));        // the chain alone
   EXPECT_TRUE(plan.shouldFuseIntoProducer({"bias", "gelu"}));  // after a GEMM
-  EXPECT_FALSE(plan.shouldFuseIntoProducer({"gelu"}));  // part of a chain is not the chain
+  EXPECT_FALSE(plan.shouldFuseIntoProducer({"gelu"}));         // part of a chain is not the chain
   const std::string report = plan.report();
   EXPECT_NE(report.find("applied fusion-2 (fusion): 2 kernels moved into the epilogue"), std::string::npos) << report;
   EXPECT_NE(report.find("applied fusion-3 (fusion): 2 kernels moved into the epilogue"), std::string::npos) << report;
