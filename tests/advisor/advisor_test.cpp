@@ -218,6 +218,20 @@ TEST(Advisor, PlanPredictionMatchesTheMeasuredLoop) {
   EXPECT_LT(checkpoint->gain.extra_time_ns, a.measured.step_time_ns / 4);
 }
 
+// torch.compile's CUDA graphs leave host time per compiled call (measured after `apply` on an H100), so a
+// PyTorch program keeps that much of its launch-bound idle; a CUDA program's graph launches the step at once.
+TEST(Advisor, LaunchBoundGainKeepsTheCompiledCallsHostTime) {
+  const Advice torch = adviceOn("pytorch_launch_loop.gpuscope");
+  const Finding* t = find(torch, "launch_bound");
+  ASSERT_TRUE(t);
+  EXPECT_NE(t->gain.basis.find("compiled forward and backward calls"), std::string::npos) << t->gain.basis;
+  const Advice cuda = adviceOn("launch_bound.gpuscope");
+  const Finding* k = find(cuda, "launch_bound");
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->gain.basis.find("compiled"), std::string::npos) << k->gain.basis;
+  EXPECT_EQ(k->gain.idle_ns, k->gain.time_ns);
+}
+
 // torch.compile pads GEMM shapes, so on PyTorch traces the alignment finding is a fix the plan applies.
 TEST(Advisor, UnalignedGemmsOfPyTorchArePaddedByThePlan) {
   const Advice a = adviceOn("pytorch_gpt2_step.gpuscope");
