@@ -1,0 +1,59 @@
+#include "gui/advisor_view.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include "advisor/report.h"
+#include "analyzer/units.h"
+
+namespace gpuscope::gui {
+
+AdvisorView::AdvisorView(QWidget* parent)
+    : QWidget(parent),
+      model_(new FindingsModel(this)),
+      header_(new QLabel(this)),
+      table_(new QTableView(this)),
+      details_(new QTextBrowser(this)) {
+  header_->setWordWrap(true);
+  header_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  table_->setModel(model_);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->setWordWrap(false);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setSectionResizeMode(FindingsModel::kTitle, QHeaderView::Stretch);
+  table_->verticalHeader()->hide();
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(table_);
+  split->addWidget(details_);
+  split->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(header_);
+  layout->addWidget(split, 1);
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) { showDetails(current); });
+}
+
+void AdvisorView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
+  snapshot_ = std::move(snapshot);
+  model_->setSnapshot(snapshot_);
+  const advisor::Advice& a = snapshot_->advice;
+  header_->setText(QString::fromStdString(
+      "Step: " + advisor::stepText(a) + "  ·  Peak memory: " + analysis::formatBytes(a.measured.peak_memory_bytes) +
+      " (" + a.memory_basis + ")\nPredicted with every fix: " + advisor::predictionText(a)));
+  details_->clear();
+  if (model_->rowCount() > 0) selectFinding(0);
+}
+
+void AdvisorView::selectFinding(int row) { table_->selectRow(row); }
+
+void AdvisorView::showDetails(const QModelIndex& index) {
+  const advisor::Finding* f = model_->finding(index);
+  details_->setHtml(f ? findingHtml(*f, snapshot_->advice.per_step) : QString());
+}
+
+}  // namespace gpuscope::gui

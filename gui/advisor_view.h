@@ -1,0 +1,35 @@
+// The Advisor view: the step, peak memory and prediction of `gpuscope advise`, its findings, and the selected
+// finding in full.
+#pragma once
+
+#include <QWidget>
+
+#include "gui/findings_model.h"
+
+class QLabel;
+class QTableView;
+class QTextBrowser;
+
+namespace gpuscope::gui {
+
+class AdvisorView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit AdvisorView(QWidget* parent = nullptr);
+  void setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);
+  void selectFinding(int row);
+  QTableView* table() const { return table_; }
+  QTextBrowser* details() const { return details_; }
+
+ private:
+  void showDetails(const QModelIndex& index);
+
+  std::shared_ptr<const TraceSnapshot> snapshot_;
+  FindingsModel* model_;
+  QLabel* header_;
+  QTableView* table_;
+  QTextBrowser* details_;
+};
+
+}  // namespace gpuscope::gui

@@ -1,0 +1,102 @@
+#include "gui/kernel_table_model.h"
+
+#include "analyzer/units.h"
+
+namespace gpuscope::gui {
+
+namespace {
+
+QString text(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+QString duration(int64_t ns) { return QString::fromStdString(analysis::formatDuration(ns)); }
+
+}  // namespace
+
+KernelTableModel::KernelTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void KernelTableModel::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
+  beginResetModel();
+  snapshot_ = std::move(snapshot);
+  rebuild();
+  endResetModel();
+}
+
+void KernelTableModel::setGrouping(Grouping grouping) {
+  if (grouping == grouping_) return;
+  beginResetModel();
+  grouping_ = grouping;
+  rebuild();
+  endResetModel();
+}
+
+void KernelTableModel::rebuild() {
+  rows_.clear();
+  if (!snapshot_) return;
+  if (grouping_ == Grouping::kByName) {
+    for (const auto& k : snapshot_->stats.kernels) {
+      rows_.push_back(
+          {text(k.name), text(toString(k.kind.cls)), text(toString(k.kind.precision)), k.time, k.share_of_gpu});
+    }
+  } else {
+    for (const auto& k : snapshot_->stats.kernel_classes) {
+      rows_.push_back({text(toString(k.cls)) + " (" + QString::number(k.distinct_kernels) + " kernels)",
+                       text(toString(k.cls)), text(toString(k.precision)), k.time, k.share_of_gpu});
+    }
+  }
+}
+
+int KernelTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int KernelTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumnCount; }
+
+QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+  const Row& row = rows_[static_cast<size_t>(index.row())];
+  if (role == Qt::DisplayRole) return display(row, index.column());
+  if (role == kSortRole) return sortValue(row, index.column());
+  if (role == Qt::ToolTipRole && index.column() == kName) return row.name;
+  if (role == Qt::TextAlignmentRole && index.column() >= kCount) return int(Qt::AlignRight | Qt::AlignVCenter);
+  return {};
+}
+
+QVariant KernelTableModel::display(const Row& row, int column) const {
+  switch (column) {
+    case kName: return row.name;
+    case kClass: return row.cls;
+    case kPrecision: return row.precision;
+    case kCount: return QString::fromStdString(analysis::formatCount(row.time.count));
+    case kTotal: return duration(row.time.total);
+    case kMean: return duration(static_cast<int64_t>(row.time.mean()));
+    case kMedian: return duration(row.time.median);
+    case kMin: return duration(row.time.min);
+    case kMax: return duration(row.time.max);
+    case kShare: return QString::fromStdString(analysis::formatShare(row.share));
+    default: return {};
+  }
+}
+
+QVariant KernelTableModel::sortValue(const Row& row, int column) const {
+  switch (column) {
+    case kName: return row.name;
+    case kClass: return row.cls;
+    case kPrecision: return row.precision;
+    case kCount: return qlonglong(row.time.count);
+    case kTotal: return qlonglong(row.time.total);
+    case kMean: return row.time.mean();
+    case kMedian: return qlonglong(row.time.median);
+    case kMin: return qlonglong(row.time.min);
+    case kMax: return qlonglong(row.time.max);
+    case kShare: return row.share;
+    default: return {};
+  }
+}
+
+QVariant KernelTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  static const char* const kHeaders[kColumnCount] = {"Name", "Class",  "Precision", "Count", "Total",
+                                                     "Mean", "Median", "Min",       "Max",   "GPU time"};
+  return section >= 0 && section < kColumnCount ? QVariant(tr(kHeaders[section])) : QVariant();
+}
+
+}  // namespace gpuscope::gui

@@ -1,0 +1,46 @@
+// The kernel table: the kernels of a trace summarised by name or by class (with precision), as in
+// `gpuscope stats --report kernels|kernel_classes`. Display text carries units; the sort role gives the
+// raw number, so sorting by a column sorts by value, not by text.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <memory>
+
+#include "gui/trace_snapshot.h"
+
+namespace gpuscope::gui {
+
+class KernelTableModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  enum class Grouping { kByName, kByClass };
+  enum Column { kName, kClass, kPrecision, kCount, kTotal, kMean, kMedian, kMin, kMax, kShare, kColumnCount };
+  static constexpr int kSortRole = Qt::UserRole + 1;
+
+  explicit KernelTableModel(QObject* parent = nullptr);
+  void setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);  // swaps the whole table in
+  void setGrouping(Grouping grouping);
+  Grouping grouping() const { return grouping_; }
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+ private:
+  struct Row {
+    QString name, cls, precision;
+    analysis::DurationStats time;
+    double share = 0;
+  };
+  QVariant display(const Row& row, int column) const;
+  QVariant sortValue(const Row& row, int column) const;
+  void rebuild();
+
+  std::shared_ptr<const TraceSnapshot> snapshot_;
+  Grouping grouping_ = Grouping::kByName;
+  std::vector<Row> rows_;
+};
+
+}  // namespace gpuscope::gui

@@ -1,0 +1,59 @@
+#include "gui/kernels_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace gpuscope::gui {
+
+KernelsView::KernelsView(QWidget* parent)
+    : QWidget(parent),
+      model_(new KernelTableModel(this)),
+      proxy_(new QSortFilterProxyModel(this)),
+      filter_(new QLineEdit(this)),
+      grouping_(new QComboBox(this)),
+      table_(new QTableView(this)) {
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(KernelTableModel::kSortRole);
+  proxy_->setFilterKeyColumn(KernelTableModel::kName);
+  proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+  filter_->setPlaceholderText(tr("Filter kernels by name"));
+  filter_->setClearButtonEnabled(true);
+  grouping_->addItems({tr("By name"), tr("By class")});
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(KernelTableModel::kTotal, Qt::DescendingOrder);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setWordWrap(false);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setSectionResizeMode(KernelTableModel::kName, QHeaderView::Stretch);
+  table_->verticalHeader()->hide();
+
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(filter_, 1);
+  bar->addWidget(grouping_);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(bar);
+  layout->addWidget(table_, 1);
+
+  connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
+  connect(grouping_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    model_->setGrouping(i == 0 ? KernelTableModel::Grouping::kByName : KernelTableModel::Grouping::kByClass);
+  });
+}
+
+void KernelsView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
+  model_->setSnapshot(std::move(snapshot));
+}
+
+void KernelsView::setFilter(const QString& text) { filter_->setText(text); }
+
+void KernelsView::setGrouping(KernelTableModel::Grouping grouping) {
+  grouping_->setCurrentIndex(grouping == KernelTableModel::Grouping::kByName ? 0 : 1);
+}
+
+}  // namespace gpuscope::gui

@@ -1,0 +1,34 @@
+// The Kernels view: the kernel table, filtered by a name typed in and grouped by name or by class.
+#pragma once
+
+#include <QWidget>
+
+#include "gui/kernel_table_model.h"
+
+class QComboBox;
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace gpuscope::gui {
+
+class KernelsView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit KernelsView(QWidget* parent = nullptr);
+  void setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);
+  void setFilter(const QString& text);
+  void setGrouping(KernelTableModel::Grouping grouping);
+  QTableView* table() const { return table_; }
+  QSortFilterProxyModel* proxy() const { return proxy_; }
+
+ private:
+  KernelTableModel* model_;
+  QSortFilterProxyModel* proxy_;
+  QLineEdit* filter_;
+  QComboBox* grouping_;
+  QTableView* table_;
+};
+
+}  // namespace gpuscope::gui

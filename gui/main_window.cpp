@@ -1,0 +1,139 @@
+#include "gui/main_window.h"
+
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "gui/advisor_view.h"
+#include "gui/kernels_view.h"
+
+namespace gpuscope::gui {
+
+namespace {
+
+constexpr int kMaxRecent = 8;
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent),
+      tabs_(new QTabWidget(this)),
+      warnings_(new QLabel(this)),
+      kernels_(new KernelsView(this)),
+      advisor_(new AdvisorView(this)) {
+  setWindowTitle(tr("gpuscope"));
+  setAcceptDrops(true);
+  warnings_->setWordWrap(true);
+  warnings_->setStyleSheet("QLabel { background: #fff4d6; color: #5a4300; padding: 6px; }");
+  warnings_->hide();
+  tabs_->addTab(advisor_, tr("Advisor"));
+  tabs_->addTab(kernels_, tr("Kernels"));
+  auto* central = new QWidget(this);
+  auto* layout = new QVBoxLayout(central);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(warnings_);
+  layout->addWidget(tabs_, 1);
+  setCentralWidget(central);
+  buildMenus();
+  statusBar()->showMessage(tr("Open a trace: File ▸ Open, or drop a file here"));
+  connect(&loading_, &QFutureWatcher<LoadResult>::finished, this, &MainWindow::loadFinished);
+}
+
+QStringList MainWindow::viewNames() { return {"advisor", "kernels"}; }
+
+bool MainWindow::showView(const QString& name) {
+  const auto at = viewNames().indexOf(name);
+  if (at < 0) return false;
+  tabs_->setCurrentIndex(static_cast<int>(at));
+  return true;
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a trace"), {},
+                                                      tr("Traces (*.gpuscope *.json *.pickle *.pkl);;All files (*)"));
+    if (!path.isEmpty()) openTrace(path);
+  });
+  recent_ = file->addMenu(tr("Open &Recent"));
+  fillRecentMenu();
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+void MainWindow::openTrace(const QString& path) {
+  if (loading_.isRunning()) return;  // one load at a time; the next open waits for the user
+  loading_path_ = path;
+  statusBar()->showMessage(tr("Loading %1…").arg(path));
+  loading_.setFuture(QtConcurrent::run([p = path.toStdString()] { return analyseTrace(p); }));
+}
+
+void MainWindow::loadFinished() {
+  LoadResult result = loading_.result();
+  if (!result) {
+    const QString message = QString::fromStdString(result.status().message());
+    statusBar()->showMessage(tr("Could not open %1").arg(loading_path_));
+    emit traceFailed(message);
+    if (isVisible()) QMessageBox::warning(this, tr("Could not open the trace"), message);
+    return;
+  }
+  rememberRecent(loading_path_);
+  showSnapshot(std::move(*result));
+}
+
+void MainWindow::showSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
+  const QString path = QString::fromStdString(snapshot->path);
+  setWindowTitle(tr("%1 — gpuscope").arg(QFileInfo(path).fileName()));
+  QStringList lines;
+  for (const std::string& w : snapshot->warnings) lines << QString::fromStdString(w);
+  warnings_->setText(tr("Trace warnings: ") + lines.join("; "));
+  warnings_->setVisible(!lines.isEmpty());
+  const auto& s = snapshot->stats.summary;
+  statusBar()->showMessage(tr("%1: %2 kernels, %3 API calls, %4 NVTX ranges")
+                               .arg(path)
+                               .arg(s.kernel_count)
+                               .arg(s.api_call_count)
+                               .arg(s.nvtx_range_count));
+  kernels_->setSnapshot(snapshot);
+  advisor_->setSnapshot(snapshot);
+  emit traceShown(path);
+}
+
+void MainWindow::rememberRecent(const QString& path) {
+  QSettings settings("gpuscope", "gpuscope-gui");
+  QStringList recent = settings.value("recent").toStringList();
+  recent.removeAll(path);
+  recent.prepend(QFileInfo(path).absoluteFilePath());
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  settings.setValue("recent", recent);
+  fillRecentMenu();
+}
+
+void MainWindow::fillRecentMenu() {
+  recent_->clear();
+  const QStringList recent = QSettings("gpuscope", "gpuscope-gui").value("recent").toStringList();
+  for (const QString& path : recent) {
+    recent_->addAction(path, this, [this, path] { openTrace(path); });
+  }
+  recent_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const QList<QUrl> urls = event->mimeData()->urls();
+  if (!urls.isEmpty() && urls.front().isLocalFile()) openTrace(urls.front().toLocalFile());
+}
+
+}  // namespace gpuscope::gui

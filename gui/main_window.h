@@ -1,0 +1,58 @@
+// gpuscope-gui's window: the views of one trace in tabs, the trace's data-quality warnings in a bar above
+// them, File ▸ Open and recent files, drag and drop. Traces load off the GUI thread (TraceLoader); the views
+// get the finished snapshot.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QMainWindow>
+#include <memory>
+
+#include "formats/status.h"
+#include "gui/trace_snapshot.h"
+
+class QLabel;
+class QMenu;
+class QTabWidget;
+
+namespace gpuscope::gui {
+
+class AdvisorView;
+class KernelsView;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  void openTrace(const QString& path);                               // in the background
+  void showSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);  // what a finished load does
+  bool showView(const QString& name);                                // "kernels", "advisor"; false if unknown
+  static QStringList viewNames();
+  KernelsView* kernelsView() const { return kernels_; }
+  AdvisorView* advisorView() const { return advisor_; }
+
+ signals:
+  void traceShown(const QString& path);
+  void traceFailed(const QString& message);
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  using LoadResult = Result<std::shared_ptr<const TraceSnapshot>>;
+  void buildMenus();
+  void loadFinished();
+  void rememberRecent(const QString& path);
+  void fillRecentMenu();
+
+  QTabWidget* tabs_;
+  QLabel* warnings_;
+  KernelsView* kernels_;
+  AdvisorView* advisor_;
+  QMenu* recent_ = nullptr;
+  QFutureWatcher<LoadResult> loading_;
+  QString loading_path_;
+};
+
+}  // namespace gpuscope::gui

@@ -1,0 +1,48 @@
+#include "gui/trace_snapshot.h"
+
+#include <QDir>
+#include <QTemporaryDir>
+#include <filesystem>
+
+#include "advisor/context.h"
+#include "formats/trace_import.h"
+
+namespace gpuscope::gui {
+
+namespace {
+
+// SQLite files start with this; everything else is offered to `gpuscope import`.
+bool isSqlite(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char head[16] = {};
+  const size_t n = std::fread(head, 1, sizeof head, f);
+  std::fclose(f);
+  return n == sizeof head && std::string(head, 15) == "SQLite format 3";
+}
+
+Result<analysis::TraceData> loadOrImport(const std::string& path) {
+  if (!std::filesystem::exists(path)) return Status(ErrorKind::kNotFound, path + ": no such file");
+  if (isSqlite(path)) return analysis::loadTrace(path);
+  QTemporaryDir dir;
+  if (!dir.isValid()) return Status(ErrorKind::kIo, "cannot make a temporary folder to import " + path);
+  const std::string imported = QDir(dir.path()).filePath("imported.gpuscope").toStdString();
+  if (Status s = importTrace(path, imported, false); !s) return s;
+  return analysis::loadTrace(imported);  // loaded into memory: the temporary file may go
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const TraceSnapshot>> analyseTrace(const std::string& path) {
+  Result<analysis::TraceData> trace = loadOrImport(path);
+  if (!trace) return trace.status();
+  auto snapshot = std::make_shared<TraceSnapshot>();
+  snapshot->path = path;
+  snapshot->trace = std::move(*trace);
+  snapshot->stats = analysis::computeStats(snapshot->trace);
+  snapshot->advice = advisor::advise(advisor::buildContext(snapshot->trace));
+  snapshot->warnings = snapshot->stats.warnings;
+  return std::shared_ptr<const TraceSnapshot>(std::move(snapshot));
+}
+
+}  // namespace gpuscope::gui
