@@ -15,6 +15,7 @@
 
 #include "gui/advisor_view.h"
 #include "gui/kernels_view.h"
+#include "gui/timeline_view.h"
 
 namespace gpuscope::gui {
 
@@ -29,7 +30,8 @@ MainWindow::MainWindow(QWidget* parent)
       tabs_(new QTabWidget(this)),
       warnings_(new QLabel(this)),
       kernels_(new KernelsView(this)),
-      advisor_(new AdvisorView(this)) {
+      advisor_(new AdvisorView(this)),
+      timeline_(new TimelineView(this)) {
   setWindowTitle(tr("gpuscope"));
   setAcceptDrops(true);
   warnings_->setWordWrap(true);
@@ -37,6 +39,8 @@ MainWindow::MainWindow(QWidget* parent)
   warnings_->hide();
   tabs_->addTab(advisor_, tr("Advisor"));
   tabs_->addTab(kernels_, tr("Kernels"));
+  tabs_->addTab(timeline_, tr("Timeline"));
+  connect(timeline_, &TimelineView::selected, this, [this](const QString& what) { statusBar()->showMessage(what); });
   auto* central = new QWidget(this);
   auto* layout = new QVBoxLayout(central);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -48,7 +52,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(&loading_, &QFutureWatcher<LoadResult>::finished, this, &MainWindow::loadFinished);
 }
 
-QStringList MainWindow::viewNames() { return {"advisor", "kernels"}; }
+QStringList MainWindow::viewNames() { return {"advisor", "kernels", "timeline"}; }
 
 bool MainWindow::showView(const QString& name) {
   const auto at = viewNames().indexOf(name);
@@ -105,6 +109,7 @@ void MainWindow::showSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
                                .arg(s.nvtx_range_count));
   kernels_->setSnapshot(snapshot);
   advisor_->setSnapshot(snapshot);
+  timeline_->setSnapshot(snapshot);
   emit traceShown(path);
 }
 

@@ -18,6 +18,7 @@ namespace gpuscope::gui {
 
 class AdvisorView;
 class KernelsView;
+class TimelineView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -30,6 +31,7 @@ class MainWindow : public QMainWindow {
   static QStringList viewNames();
   KernelsView* kernelsView() const { return kernels_; }
   AdvisorView* advisorView() const { return advisor_; }
+  TimelineView* timelineView() const { return timeline_; }
 
  signals:
   void traceShown(const QString& path);
@@ -50,6 +52,7 @@ class MainWindow : public QMainWindow {
   QLabel* warnings_;
   KernelsView* kernels_;
   AdvisorView* advisor_;
+  TimelineView* timeline_;
   QMenu* recent_ = nullptr;
   QFutureWatcher<LoadResult> loading_;
   QString loading_path_;

@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QTextBrowser>
 #include <QtTest>
+#include <algorithm>
 #include <set>
 
 #include "gui/advisor_view.h"
@@ -17,6 +18,9 @@
 #include "gui/kernels_view.h"
 #include "gui/main_window.h"
 #include "gui/screenshot.h"
+#include "gui/time_axis.h"
+#include "gui/timeline_lanes.h"
+#include "gui/timeline_view.h"
 
 namespace gpuscope::gui {
 
@@ -101,6 +105,109 @@ class GuiTest : public QObject {
     QVERIFY(shown.wait(60'000));
   }
 
+  // Zooming keeps the time under the anchor in place; nothing leaves the trace.
+  void timeAxisZoomsAroundTheAnchor_data() {
+    QTest::addColumn<double>("factor");
+    QTest::addColumn<double>("anchor");
+    QTest::newRow("in at the left") << 4.0 << 0.0;
+    QTest::newRow("in at the middle") << 2.0 << 500.0;
+    QTest::newRow("in at the right") << 10.0 << 999.0;
+    QTest::newRow("out at the middle, from a zoomed view") << 0.5 << 500.0;
+  }
+  void timeAxisZoomsAroundTheAnchor() {
+    QFETCH(double, factor);
+    QFETCH(double, anchor);
+    TimeAxis axis;
+    axis.setWidth(1000);
+    axis.setTrace(1'000'000, 2'000'000);  // 1 ms over 1,000 px: 1,000 ns per pixel
+    QCOMPARE(axis.nsPerPixel(), 1000.0);
+    axis.zoom(8, 500);  // start from a zoomed-in view, so zooming out has room
+    const int64_t before = axis.timeAt(anchor);
+    axis.zoom(factor, anchor);
+    QVERIFY(std::abs(axis.timeAt(anchor) - before) <= static_cast<int64_t>(axis.nsPerPixel()) + 1);
+    QVERIFY(axis.viewStart() >= 1'000'000 && axis.viewEnd() <= 2'000'000 + 1);
+  }
+
+  void timeAxisStaysInsideTheTrace() {
+    TimeAxis axis;
+    axis.setWidth(1000);
+    axis.setTrace(0, 1'000'000);
+    axis.zoom(0.1, 500);  // out beyond the whole trace: the whole trace
+    QCOMPARE(axis.viewStart(), int64_t{0});
+    QCOMPARE(axis.viewEnd(), int64_t{1'000'000});
+    axis.zoom(1e12, 10);  // in beyond a hundred pixels per nanosecond
+    QCOMPARE(axis.nsPerPixel(), TimeAxis::kMinNsPerPixel);
+    axis.pan(-1e9);
+    QCOMPARE(axis.viewStart(), int64_t{0});
+    axis.pan(1e15);
+    QVERIFY(axis.viewEnd() <= 1'000'000 + 1);
+    QCOMPARE(axis.xOf(axis.viewStart()), 0.0);
+  }
+
+  // A million 10 ns items over 1,000 pixels fold to one box per pixel column, every item in one; zoomed in,
+  // each box is one item at its place.
+  void lanesFoldWhatIsNarrowerThanAPixel() {
+    Lane lane;
+    for (int64_t i = 0; i < 1'000'000; ++i) {
+      lane.start.push_back(i * 20);
+      lane.end.push_back(i * 20 + 10);
+      lane.label.push_back(0);
+      lane.item.push_back(static_cast<uint32_t>(i));
+      lane.kind.push_back(ItemKind::kKernel);
+    }
+    TimeAxis axis;
+    axis.setWidth(1000);
+    axis.setTrace(0, 20'000'000);
+    const std::vector<LaneBox> all = visibleBoxes(lane, axis);
+    QVERIFY(all.size() <= 1001);
+    size_t covered = 0;
+    for (const LaneBox& b : all) covered += b.count;
+    QCOMPARE(covered, lane.size());
+    axis.show(2'000'000, 2'000'200);  // 200 ns over 1,000 px: 5 px per ns
+    const std::vector<LaneBox> near = visibleBoxes(lane, axis);
+    QCOMPARE(near.size(), size_t{10});
+    QCOMPARE(near.front().count, size_t{1});
+    QCOMPARE(lane.start[near.front().first], int64_t{2'000'000});
+    QCOMPARE(near.front().x1 - near.front().x0, 50.0);
+  }
+
+  void timelineHasTracksAndSelectsWhatIsClicked() {
+    const auto snapshot = snapshotOf("nvtx_training.gpuscope");
+    TimelineView view;
+    view.resize(1200, 700);
+    view.show();
+    view.setSnapshot(snapshot);
+    bool gpu = false, cpu = false;
+    for (const Track& t : view.tracks()) (t.gpu ? gpu : cpu) = true;
+    QVERIFY(gpu && cpu);
+    size_t items = 0;
+    for (const Track& t : view.tracks()) {
+      for (const Lane& l : t.lanes) items += l.size();
+    }
+    QCOMPARE(items, snapshot->trace.kernels.size() + snapshot->trace.copies.size() + snapshot->trace.memsets.size() +
+                        snapshot->trace.api_calls.size() +
+                        static_cast<size_t>(std::count(snapshot->trace.nvtx.kind.begin(),
+                                                       snapshot->trace.nvtx.kind.end(), schema::NvtxKind::kRange)));
+    const TimeAxis before = view.axis();
+    QTest::keyClick(&view, Qt::Key_W);
+    QVERIFY(view.axis().nsPerPixel() < before.nsPerPixel());
+    QTest::keyClick(&view, Qt::Key_D);
+    QVERIFY(view.axis().viewStart() > before.viewStart());
+    view.axis().showAll();
+    // Click every pixel of the first GPU track's first lane until something is hit.
+    int top = TimelineView::kRulerHeight;
+    for (const Track& t : view.tracks()) {
+      if (t.gpu) break;
+      top += static_cast<int>(t.lanes.size()) * TimelineView::kLaneHeight + TimelineView::kTrackGap;
+    }
+    QSignalSpy selected(&view, &TimelineView::selected);
+    for (int x = TimelineView::kTitleWidth; x < view.viewport()->width() && selected.isEmpty(); x += 3) {
+      QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, QPoint(x, top + 5));
+    }
+    QVERIFY(!selected.isEmpty());
+    QVERIFY2(selected.front().front().toString().contains("lasts"), qPrintable(selected.front().front().toString()));
+  }
+
   void screenshotsShowTheView() {
     QTemporaryDir dir;
     const QString png = dir.filePath("kernels.png");
@@ -112,6 +219,7 @@ class GuiTest : public QObject {
       for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
     }
     QVERIFY2(colours.size() > 20, "the screenshot is nearly blank");
+    QVERIFY(renderScreenshot(fixture("pytorch_resnet_step.gpuscope"), "timeline", dir.filePath("timeline.png")));
     const Status unknown = renderScreenshot(fixture("pytorch_resnet_step.gpuscope"), "flamegraph", png);
     QVERIFY(!unknown && unknown.kind() == ErrorKind::kUsage);
   }

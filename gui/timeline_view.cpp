@@ -1,0 +1,214 @@
+#include "gui/timeline_view.h"
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+
+#include "analyzer/kernel_classifier.h"
+#include "analyzer/units.h"
+
+namespace gpuscope::gui {
+
+namespace {
+
+constexpr double kZoomStep = 1.25;  // one wheel notch or one W/S press
+constexpr double kPanStep = 0.1;    // of the window's width, one A/D press
+
+QColor classColour(analysis::KernelClass cls) {
+  switch (cls) {
+    case analysis::KernelClass::kGemm: return QColor(0x3b, 0x6e, 0xc5);
+    case analysis::KernelClass::kConvolution: return QColor(0x2d, 0x8f, 0xa6);
+    case analysis::KernelClass::kAttention: return QColor(0x7b, 0x4f, 0xc9);
+    case analysis::KernelClass::kElementwise: return QColor(0xe0, 0x8e, 0x2b);
+    case analysis::KernelClass::kReduction:
+    case analysis::KernelClass::kNormalization: return QColor(0xd0, 0x6b, 0x3a);
+    case analysis::KernelClass::kOptimizer: return QColor(0x4c, 0xa0, 0x5a);
+    case analysis::KernelClass::kCommunication: return QColor(0xc2, 0x3b, 0x5b);
+    case analysis::KernelClass::kCopy: return QColor(0x9a, 0x8a, 0x4a);
+    default: return QColor(0x80, 0x80, 0x90);
+  }
+}
+
+}  // namespace
+
+TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
+  setFocusPolicy(Qt::StrongFocus);
+  viewport()->setMouseTracking(false);
+}
+
+void TimelineView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
+  snapshot_ = std::move(snapshot);
+  tracks_ = buildTracks(snapshot_->trace);
+  kinds_ = analysis::classifyConfigs(snapshot_->trace);
+  axis_.setWidth(std::max(1, viewport()->width() - kTitleWidth));
+  axis_.setTrace(snapshot_->trace.startNs(), snapshot_->trace.endNs());
+  selection_.reset();
+  verticalScrollBar()->setRange(0, std::max(0, contentHeight() - viewport()->height()));
+  viewport()->update();
+}
+
+int TimelineView::trackHeight(const Track& t) const {
+  return static_cast<int>(std::max<size_t>(t.lanes.size(), 1)) * kLaneHeight + kTrackGap;
+}
+
+int TimelineView::contentHeight() const {
+  int h = kRulerHeight;
+  for (const Track& t : tracks_) h += trackHeight(t);
+  return h;
+}
+
+QColor TimelineView::colourOf(const Lane& lane, size_t i) const {
+  switch (lane.kind[i]) {
+    case ItemKind::kKernel: return classColour(kinds_[snapshot_->trace.kernels.config[lane.item[i]]].cls);
+    case ItemKind::kCopy: return QColor(0x9a, 0x8a, 0x4a);
+    case ItemKind::kMemset: return QColor(0xa0, 0xa0, 0x60);
+    case ItemKind::kApiCall: return QColor(0x9e, 0xa7, 0xb3);
+    case ItemKind::kNvtx: return QColor::fromHsv(static_cast<int>(std::hash<int32_t>{}(lane.label[i]) % 360), 90, 215);
+  }
+  return Qt::gray;
+}
+
+void TimelineView::paintEvent(QPaintEvent*) {
+  QPainter p(viewport());
+  p.fillRect(viewport()->rect(), palette().base());
+  if (!snapshot_) return;
+  int top = kRulerHeight - verticalScrollBar()->value();
+  for (const Track& t : tracks_) {
+    const int h = trackHeight(t);
+    if (top + h >= kRulerHeight && top < viewport()->height()) paintTrack(p, t, top);
+    top += h;
+  }
+  paintRuler(p);
+}
+
+void TimelineView::paintTrack(QPainter& p, const Track& t, int top) const {
+  p.save();
+  p.setClipRect(kTitleWidth, std::max(top, kRulerHeight), viewport()->width() - kTitleWidth, trackHeight(t));
+  for (size_t l = 0; l < t.lanes.size(); ++l) {
+    const Lane& lane = t.lanes[l];
+    const int y = top + static_cast<int>(l) * kLaneHeight;
+    for (const LaneBox& b : visibleBoxes(lane, axis_)) {
+      const QRectF r(kTitleWidth + b.x0, y + 1, std::max(1.0, b.x1 - b.x0), kLaneHeight - 2);
+      p.fillRect(r, b.count > 1 ? colourOf(lane, b.first).darker(115) : colourOf(lane, b.first));
+      if (b.count == 1 && r.width() > 40) {
+        p.setPen(Qt::black);
+        p.drawText(r.adjusted(2, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                   p.fontMetrics().elidedText(QString::fromStdString(snapshot_->trace.text(lane.label[b.first])),
+                                              Qt::ElideRight, static_cast<int>(r.width()) - 4));
+      }
+    }
+  }
+  p.restore();
+  p.setPen(palette().text().color());
+  p.drawText(QRect(4, std::max(top, kRulerHeight), kTitleWidth - 8, kLaneHeight), Qt::AlignVCenter,
+             p.fontMetrics().elidedText(t.title, Qt::ElideRight, kTitleWidth - 8));
+  p.setPen(palette().mid().color());
+  p.drawLine(0, top + trackHeight(t) - kTrackGap / 2, viewport()->width(), top + trackHeight(t) - kTrackGap / 2);
+}
+
+// Ticks at a round step (1, 2 or 5 × a power of ten nanoseconds) about 100 pixels apart, labelled from the
+// trace's start with their unit.
+void TimelineView::paintRuler(QPainter& p) const {
+  p.fillRect(0, 0, viewport()->width(), kRulerHeight, palette().window());
+  const double target = axis_.nsPerPixel() * 100;
+  const double base = std::pow(10.0, std::floor(std::log10(std::max(target, 1.0))));
+  double step = base * 10;
+  for (double m : {1.0, 2.0, 5.0}) {
+    if (base * m >= target) {
+      step = base * m;
+      break;
+    }
+  }
+  const auto origin = snapshot_->trace.startNs();
+  const auto first = static_cast<int64_t>(std::ceil((axis_.viewStart() - origin) / step));
+  p.setPen(palette().text().color());
+  for (int64_t k = first;; ++k) {
+    const int64_t t = origin + static_cast<int64_t>(std::llround(k * step));
+    const double x = kTitleWidth + axis_.xOf(t);
+    if (x > viewport()->width()) break;
+    p.drawLine(QPointF(x, kRulerHeight - 6), QPointF(x, kRulerHeight));
+    p.drawText(QPointF(x + 3, kRulerHeight - 8), QString::fromStdString(analysis::formatDuration(t - origin)));
+  }
+}
+
+std::optional<TimelineView::Hit> TimelineView::itemAt(QPoint point) const {
+  if (point.x() < kTitleWidth || point.y() < kRulerHeight) return std::nullopt;
+  int top = kRulerHeight - verticalScrollBar()->value();
+  for (size_t ti = 0; ti < tracks_.size(); ++ti) {
+    const Track& t = tracks_[ti];
+    const int h = trackHeight(t);
+    if (point.y() >= top && point.y() < top + h) {
+      const auto lane = static_cast<size_t>((point.y() - top) / kLaneHeight);
+      if (lane >= t.lanes.size()) return std::nullopt;
+      const double x = point.x() - kTitleWidth;
+      for (const LaneBox& b : visibleBoxes(t.lanes[lane], axis_)) {
+        if (x >= b.x0 - 1 && x <= b.x1 + 1) return Hit{ti, lane, b.first};
+      }
+      return std::nullopt;
+    }
+    top += h;
+  }
+  return std::nullopt;
+}
+
+QString TimelineView::describe(const Hit& hit) const {
+  const Lane& lane = tracks_[hit.track].lanes[hit.lane];
+  static const char* const kKinds[] = {"CUDA API call", "NVTX range", "kernel", "copy", "memset"};
+  const int64_t start = lane.start[hit.index], end = lane.end[hit.index];
+  return QString("%1: %2 — starts at %3, lasts %4")
+      .arg(kKinds[static_cast<int>(lane.kind[hit.index])])
+      .arg(QString::fromStdString(snapshot_->trace.text(lane.label[hit.index])))
+      .arg(QString::fromStdString(analysis::formatDuration(start - snapshot_->trace.startNs())))
+      .arg(QString::fromStdString(analysis::formatDuration(end - start)));
+}
+
+void TimelineView::resizeEvent(QResizeEvent* event) {
+  QAbstractScrollArea::resizeEvent(event);
+  axis_.setWidth(std::max(1, viewport()->width() - kTitleWidth));
+  verticalScrollBar()->setPageStep(viewport()->height());
+  verticalScrollBar()->setRange(0, std::max(0, contentHeight() - viewport()->height()));
+}
+
+void TimelineView::wheelEvent(QWheelEvent* event) {
+  const double notches = event->angleDelta().y() / 120.0;
+  axis_.zoom(std::pow(kZoomStep, notches), event->position().x() - kTitleWidth);
+  viewport()->update();
+  event->accept();
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* event) {
+  drag_from_ = event->pos();
+  dragging_ = true;
+  selection_ = itemAt(event->pos());
+  if (selection_) emit selected(describe(*selection_));
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* event) {
+  if (!dragging_ || !(event->buttons() & Qt::LeftButton)) return;
+  axis_.pan(drag_from_.x() - event->pos().x());
+  drag_from_ = event->pos();
+  viewport()->update();
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
+  dragging_ = false;
+  event->accept();
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* event) {
+  const double middle = axis_.width() / 2.0;
+  switch (event->key()) {
+    case Qt::Key_W: axis_.zoom(kZoomStep, middle); break;
+    case Qt::Key_S: axis_.zoom(1 / kZoomStep, middle); break;
+    case Qt::Key_A: axis_.pan(-kPanStep * axis_.width()); break;
+    case Qt::Key_D: axis_.pan(kPanStep * axis_.width()); break;
+    default: QAbstractScrollArea::keyPressEvent(event); return;
+  }
+  viewport()->update();
+}
+
+}  // namespace gpuscope::gui
