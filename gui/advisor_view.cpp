@@ -36,6 +36,14 @@ AdvisorView::AdvisorView(QWidget* parent)
   layout->addWidget(split, 1);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { showDetails(current); });
+  connect(table_, &QAbstractItemView::activated, this, [this](const QModelIndex& index) {
+    const advisor::Finding* f = model_->finding(index);
+    for (const advisor::Evidence& e : f ? f->evidence : std::vector<advisor::Evidence>{}) {
+      for (const advisor::TraceRef& r : e.refs) {
+        if (r.end_ns > 0) return emit showOnTimeline(r.start_ns, r.end_ns);
+      }
+    }
+  });
 }
 
 void AdvisorView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {

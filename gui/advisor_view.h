@@ -1,5 +1,5 @@
 // The Advisor view: the step, peak memory and prediction of `gpuscope advise`, its findings, and the selected
-// finding in full.
+// finding in full; double-clicking a finding shows its evidence on the timeline.
 #pragma once
 
 #include <QWidget>
@@ -21,6 +21,9 @@ class AdvisorView : public QWidget {
   void selectFinding(int row);
   QTableView* table() const { return table_; }
   QTextBrowser* details() const { return details_; }
+
+ signals:
+  void showOnTimeline(qint64 start_ns, qint64 end_ns);  // a finding's first piece of evidence with a time
 
  private:
   void showDetails(const QModelIndex& index);

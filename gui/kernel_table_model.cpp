@@ -44,6 +44,23 @@ void KernelTableModel::rebuild() {
   }
 }
 
+std::optional<std::pair<int64_t, int64_t>> KernelTableModel::firstRun(int row) const {
+  if (!snapshot_ || row < 0 || row >= rowCount()) return std::nullopt;
+  const analysis::TraceData& t = snapshot_->trace;
+  const std::vector<analysis::KernelKind> kinds =
+      grouping_ == Grouping::kByClass ? analysis::classifyConfigs(t) : std::vector<analysis::KernelKind>{};
+  const Row& r = rows_[static_cast<size_t>(row)];
+  const std::string name = r.name.toStdString();
+  for (size_t k = 0; k < t.kernels.size(); ++k) {
+    const bool match = grouping_ == Grouping::kByName
+                           ? t.kernelName(k) == name
+                           : text(toString(kinds[t.kernels.config[k]].cls)) == r.cls &&
+                                 text(toString(kinds[t.kernels.config[k]].precision)) == r.precision;
+    if (match) return std::make_pair(t.kernels.start_ns[k], t.kernels.end_ns[k]);
+  }
+  return std::nullopt;
+}
+
 int KernelTableModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }

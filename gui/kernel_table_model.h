@@ -5,6 +5,8 @@
 
 #include <QAbstractTableModel>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "gui/trace_snapshot.h"
 
@@ -22,6 +24,8 @@ class KernelTableModel : public QAbstractTableModel {
   void setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);  // swaps the whole table in
   void setGrouping(Grouping grouping);
   Grouping grouping() const { return grouping_; }
+  // Where a row's kernel (by name) or class first ran: start and end; nothing without one.
+  std::optional<std::pair<int64_t, int64_t>> firstRun(int row) const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;

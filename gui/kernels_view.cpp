@@ -40,6 +40,11 @@ KernelsView::KernelsView(QWidget* parent)
   layout->addLayout(bar);
   layout->addWidget(table_, 1);
 
+  connect(table_, &QAbstractItemView::activated, this, [this](const QModelIndex& index) {
+    if (const auto run = model_->firstRun(proxy_->mapToSource(index).row())) {
+      emit showOnTimeline(run->first, run->second);
+    }
+  });
   connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
   connect(grouping_, &QComboBox::currentIndexChanged, this, [this](int i) {
     model_->setGrouping(i == 0 ? KernelTableModel::Grouping::kByName : KernelTableModel::Grouping::kByClass);

@@ -41,6 +41,8 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(kernels_, tr("Kernels"));
   tabs_->addTab(timeline_, tr("Timeline"));
   connect(timeline_, &TimelineView::selected, this, [this](const QString& what) { statusBar()->showMessage(what); });
+  connect(advisor_, &AdvisorView::showOnTimeline, this, &MainWindow::showOnTimeline);
+  connect(kernels_, &KernelsView::showOnTimeline, this, &MainWindow::showOnTimeline);
   auto* central = new QWidget(this);
   auto* layout = new QVBoxLayout(central);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -59,6 +61,11 @@ bool MainWindow::showView(const QString& name) {
   if (at < 0) return false;
   tabs_->setCurrentIndex(static_cast<int>(at));
   return true;
+}
+
+void MainWindow::showOnTimeline(qint64 start_ns, qint64 end_ns) {
+  timeline_->showRange(start_ns, end_ns);
+  showView("timeline");
 }
 
 void MainWindow::buildMenus() {

@@ -29,6 +29,7 @@ class MainWindow : public QMainWindow {
   void showSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);  // what a finished load does
   bool showView(const QString& name);                                // "kernels", "advisor"; false if unknown
   static QStringList viewNames();
+  void showOnTimeline(qint64 start_ns, qint64 end_ns);  // switches to the timeline, zoomed to the range
   KernelsView* kernelsView() const { return kernels_; }
   AdvisorView* advisorView() const { return advisor_; }
   TimelineView* timelineView() const { return timeline_; }

@@ -108,4 +108,35 @@ std::vector<LaneBox> visibleBoxes(const Lane& lane, const TimeAxis& axis) {
   return boxes;
 }
 
+Counter buildCounter(QString title, const std::vector<analysis::MemoryPoint>& points) {
+  Counter c;
+  c.title = std::move(title);
+  for (const analysis::MemoryPoint& p : points) {
+    if (!c.time.empty() && p.time_ns < c.time.back()) continue;  // out of order: keep the counter monotonic
+    c.time.push_back(p.time_ns);
+    c.value.push_back(p.live_bytes);
+    if (c.value.size() % Counter::kCounterBlock == 1) c.block_max.push_back(p.live_bytes);
+    c.block_max.back() = std::max(c.block_max.back(), p.live_bytes);
+    c.peak = std::max(c.peak, p.live_bytes);
+  }
+  return c;
+}
+
+int64_t maxIn(const Counter& c, int64_t t0, int64_t t1) {
+  const auto first = static_cast<size_t>(std::upper_bound(c.time.begin(), c.time.end(), t0) - c.time.begin());
+  const auto last = static_cast<size_t>(std::lower_bound(c.time.begin(), c.time.end(), t1) - c.time.begin());
+  int64_t best = first > 0 ? c.value[first - 1] : 0;  // in effect at t0
+  size_t i = first;
+  while (i < last) {
+    const size_t block = i / Counter::kCounterBlock;
+    if (i % Counter::kCounterBlock == 0 && i + Counter::kCounterBlock <= last) {  // a whole block inside
+      best = std::max(best, c.block_max[block]);
+      i += Counter::kCounterBlock;
+    } else {
+      best = std::max(best, c.value[i++]);
+    }
+  }
+  return best;
+}
+
 }  // namespace gpuscope::gui

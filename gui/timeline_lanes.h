@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analyzer/memory_timeline.h"
 #include "analyzer/trace_data.h"
 #include "gui/time_axis.h"
 
@@ -40,5 +41,20 @@ struct LaneBox {
 
 // The boxes of a lane inside the axis's window, left to right, at most about one per pixel column.
 std::vector<LaneBox> visibleBoxes(const Lane& lane, const TimeAxis& axis);
+
+// A counter track (a device's live memory): its value after each change, and the largest value of each
+// block of kCounterBlock changes, so the largest value in a pixel column is found without a pass over
+// every change in it.
+struct Counter {
+  static constexpr size_t kCounterBlock = 256;
+  QString title;
+  std::vector<int64_t> time, value;
+  std::vector<int64_t> block_max;
+  int64_t peak = 0;
+};
+Counter buildCounter(QString title, const std::vector<analysis::MemoryPoint>& points);
+// The largest value in effect at some moment of [t0, t1): the one in effect at t0 and every later change
+// before t1 (0 before the first change).
+int64_t maxIn(const Counter& counter, int64_t t0, int64_t t1);
 
 }  // namespace gpuscope::gui

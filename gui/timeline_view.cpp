@@ -33,6 +33,13 @@ QColor classColour(analysis::KernelClass cls) {
   }
 }
 
+// The first iteration starting inside the window.
+std::vector<analysis::Iteration>::const_iterator firstVisible(const std::vector<analysis::Iteration>& list,
+                                                              const TimeAxis& axis) {
+  return std::lower_bound(list.begin(), list.end(), axis.viewStart(),
+                          [](const analysis::Iteration& i, int64_t t) { return i.start_ns < t; });
+}
+
 }  // namespace
 
 TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
@@ -47,6 +54,13 @@ void TimelineView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   axis_.setWidth(std::max(1, viewport()->width() - kTitleWidth));
   axis_.setTrace(snapshot_->trace.startNs(), snapshot_->trace.endNs());
   selection_.reset();
+  highlight_.reset();
+  counters_.clear();
+  for (const analysis::DeviceMemory& d : snapshot_->memory.devices) {
+    if (d.timeline.empty()) continue;
+    counters_.push_back(
+        buildCounter(QString::fromStdString("memory · " + snapshot_->trace.deviceLabel(d.device)), d.timeline));
+  }
   verticalScrollBar()->setRange(0, std::max(0, contentHeight() - viewport()->height()));
   viewport()->update();
 }
@@ -55,8 +69,13 @@ int TimelineView::trackHeight(const Track& t) const {
   return static_cast<int>(std::max<size_t>(t.lanes.size(), 1)) * kLaneHeight + kTrackGap;
 }
 
+int TimelineView::tracksTop() const {
+  return kRulerHeight + static_cast<int>(counters_.size()) * (kCounterHeight + kTrackGap) -
+         verticalScrollBar()->value();
+}
+
 int TimelineView::contentHeight() const {
-  int h = kRulerHeight;
+  int h = kRulerHeight + static_cast<int>(counters_.size()) * (kCounterHeight + kTrackGap);
   for (const Track& t : tracks_) h += trackHeight(t);
   return h;
 }
@@ -77,12 +96,71 @@ void TimelineView::paintEvent(QPaintEvent*) {
   p.fillRect(viewport()->rect(), palette().base());
   if (!snapshot_) return;
   int top = kRulerHeight - verticalScrollBar()->value();
+  for (const Counter& c : counters_) {
+    if (top + kCounterHeight >= kRulerHeight) paintCounter(p, c, top);
+    top += kCounterHeight + kTrackGap;
+  }
   for (const Track& t : tracks_) {
     const int h = trackHeight(t);
     if (top + h >= kRulerHeight && top < viewport()->height()) paintTrack(p, t, top);
     top += h;
   }
+  paintIterations(p);
   paintRuler(p);
+  paintIterationLabels(p);
+}
+
+// One bar per pixel column, as high as the largest value in it, so a short peak never disappears.
+void TimelineView::paintCounter(QPainter& p, const Counter& c, int top) const {
+  p.save();
+  p.setClipRect(kTitleWidth, std::max(top, kRulerHeight), viewport()->width() - kTitleWidth, kCounterHeight);
+  const QColor fill(0x5b, 0x8d, 0xd6);
+  for (int x = 0; x < axis_.width() && c.peak > 0; ++x) {
+    const int64_t v = maxIn(c, axis_.timeAt(x), axis_.timeAt(x + 1));
+    const double h = (kCounterHeight - 4) * static_cast<double>(v) / static_cast<double>(c.peak);
+    p.fillRect(QRectF(kTitleWidth + x, top + kCounterHeight - h, 1, h), fill);
+  }
+  p.restore();
+  p.setPen(palette().text().color());
+  const QString title = c.title + " (peak " + QString::fromStdString(analysis::formatBytes(c.peak)) + ")";
+  p.drawText(QRect(4, std::max(top, kRulerHeight), kTitleWidth - 8, kCounterHeight),
+             Qt::AlignVCenter | Qt::TextWordWrap, title);
+}
+
+// A line at the start of each iteration, "step N" on the ruler; the highlighted range as a band.
+void TimelineView::paintIterations(QPainter& p) const {
+  const auto& list = snapshot_->iterations.list;
+  auto it = firstVisible(list, axis_);
+  p.setPen(QPen(QColor(0x40, 0x40, 0x40, 120), 1, Qt::DashLine));
+  for (; it != list.end() && it->start_ns < axis_.viewEnd(); ++it) {
+    const double x = kTitleWidth + axis_.xOf(it->start_ns);
+    p.drawLine(QPointF(x, kRulerHeight), QPointF(x, viewport()->height()));
+  }
+  if (highlight_) {
+    const double x0 = kTitleWidth + axis_.xOf(highlight_->first), x1 = kTitleWidth + axis_.xOf(highlight_->second);
+    p.fillRect(QRectF(x0, kRulerHeight, std::max(2.0, x1 - x0), viewport()->height()), QColor(255, 200, 0, 70));
+  }
+}
+
+// "step N" in the ruler's lower row at each iteration's start, where there is room for it.
+void TimelineView::paintIterationLabels(QPainter& p) const {
+  const auto& list = snapshot_->iterations.list;
+  auto it = firstVisible(list, axis_);
+  p.setPen(palette().text().color());
+  double last = -1e9;
+  for (; it != list.end() && it->start_ns < axis_.viewEnd(); ++it) {
+    const double x = kTitleWidth + axis_.xOf(it->start_ns);
+    if (x - last < 60) continue;
+    p.drawText(QPointF(x + 2, kRulerHeight - 4), QString("step %1").arg(it - list.begin()));
+    last = x;
+  }
+}
+
+void TimelineView::showRange(int64_t start_ns, int64_t end_ns) {
+  const int64_t span = std::max<int64_t>(end_ns - start_ns, 1000);
+  axis_.show(start_ns - span / 5, start_ns + span + span / 5);
+  highlight_ = std::make_pair(start_ns, std::max(end_ns, start_ns));
+  viewport()->update();
 }
 
 void TimelineView::paintTrack(QPainter& p, const Track& t, int top) const {
@@ -130,14 +208,14 @@ void TimelineView::paintRuler(QPainter& p) const {
     const int64_t t = origin + static_cast<int64_t>(std::llround(k * step));
     const double x = kTitleWidth + axis_.xOf(t);
     if (x > viewport()->width()) break;
-    p.drawLine(QPointF(x, kRulerHeight - 6), QPointF(x, kRulerHeight));
-    p.drawText(QPointF(x + 3, kRulerHeight - 8), QString::fromStdString(analysis::formatDuration(t - origin)));
+    p.drawLine(QPointF(x, 2), QPointF(x, 16));
+    p.drawText(QPointF(x + 3, 14), QString::fromStdString(analysis::formatDuration(t - origin)));
   }
 }
 
 std::optional<TimelineView::Hit> TimelineView::itemAt(QPoint point) const {
   if (point.x() < kTitleWidth || point.y() < kRulerHeight) return std::nullopt;
-  int top = kRulerHeight - verticalScrollBar()->value();
+  int top = tracksTop();
   for (size_t ti = 0; ti < tracks_.size(); ++ti) {
     const Track& t = tracks_[ti];
     const int h = trackHeight(t);

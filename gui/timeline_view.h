@@ -1,6 +1,7 @@
 // The Timeline view: tracks per CPU thread and GPU stream, stacked lanes of boxes, a time ruler. Zoom with
 // the wheel (at the mouse) or W/S, pan by dragging or A/D, as in Perfetto and Tracy; a click selects the item
-// under the mouse and says what it is. Painting asks each lane only for its visible boxes.
+// under the mouse and says what it is. Iterations are marked, and each device's live memory is a counter
+// track. Painting asks each lane only for its visible boxes, and each counter for one value per pixel.
 #pragma once
 
 #include <QAbstractScrollArea>
@@ -17,12 +18,16 @@ class TimelineView : public QAbstractScrollArea {
   Q_OBJECT
 
  public:
-  static constexpr int kTitleWidth = 260, kLaneHeight = 16, kRulerHeight = 22, kTrackGap = 6;
+  static constexpr int kTitleWidth = 260, kLaneHeight = 16, kRulerHeight = 36, kTrackGap = 6, kCounterHeight = 40;
 
   explicit TimelineView(QWidget* parent = nullptr);
   void setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);
   TimeAxis& axis() { return axis_; }
+  // Zooms to a time range (with a margin each side) and marks it, for a finding's evidence or a kernel.
+  void showRange(int64_t start_ns, int64_t end_ns);
+  std::optional<std::pair<int64_t, int64_t>> highlight() const { return highlight_; }
   const std::vector<Track>& tracks() const { return tracks_; }
+  const std::vector<Counter>& counters() const { return counters_; }
   // The item at a point of the viewport, as (track, lane, index in lane).
   struct Hit {
     size_t track = 0, lane = 0, index = 0;
@@ -46,6 +51,10 @@ class TimelineView : public QAbstractScrollArea {
   int trackHeight(const Track& t) const;
   int contentHeight() const;
   void paintRuler(QPainter& p) const;
+  void paintIterations(QPainter& p) const;
+  void paintIterationLabels(QPainter& p) const;
+  void paintCounter(QPainter& p, const Counter& c, int top) const;
+  int tracksTop() const;  // where the first track starts, scrolled
   void paintTrack(QPainter& p, const Track& t, int top) const;
   QColor colourOf(const Lane& lane, size_t index) const;
 
@@ -56,6 +65,8 @@ class TimelineView : public QAbstractScrollArea {
   QPoint drag_from_;
   bool dragging_ = false;
   std::optional<Hit> selection_;
+  std::optional<std::pair<int64_t, int64_t>> highlight_;
+  std::vector<Counter> counters_;  // one per device with memory events
 };
 
 }  // namespace gpuscope::gui

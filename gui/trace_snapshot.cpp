@@ -40,6 +40,8 @@ Result<std::shared_ptr<const TraceSnapshot>> analyseTrace(const std::string& pat
   snapshot->path = path;
   snapshot->trace = std::move(*trace);
   snapshot->stats = analysis::computeStats(snapshot->trace);
+  snapshot->iterations = analysis::findIterations(snapshot->trace);
+  snapshot->memory = analysis::analyzeMemory(snapshot->trace, snapshot->iterations);
   snapshot->advice = advisor::advise(advisor::buildContext(snapshot->trace));
   snapshot->warnings = snapshot->stats.warnings;
   return std::shared_ptr<const TraceSnapshot>(std::move(snapshot));

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "advisor/advice.h"
+#include "analyzer/iterations.h"
+#include "analyzer/memory_timeline.h"
 #include "analyzer/stats.h"
 #include "analyzer/trace_data.h"
 #include "formats/status.h"
@@ -17,6 +19,8 @@ struct TraceSnapshot {
   std::string path;  // what the user opened
   analysis::TraceData trace;
   analysis::Stats stats;
+  analysis::Iterations iterations;
+  analysis::MemoryAnalysis memory;  // live bytes over time per device, for the timeline's counter tracks
   advisor::Advice advice;
   std::vector<std::string> warnings;  // data-quality warnings of the trace, shown, not buried
 };

@@ -5,6 +5,7 @@
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTextBrowser>
@@ -171,6 +172,45 @@ class GuiTest : public QObject {
     QCOMPARE(near.front().x1 - near.front().x0, 50.0);
   }
 
+  // The largest value in effect in a window, with whole blocks taken from their maxima.
+  void countersKeepEveryPeak_data() {
+    QTest::addColumn<qint64>("t0");
+    QTest::addColumn<qint64>("t1");
+    QTest::addColumn<qint64>("expected");
+    QTest::newRow("before the first change") << qint64(-10) << qint64(0) << qint64(0);
+    QTest::newRow("in effect at the start") << qint64(15) << qint64(16) << qint64(1);
+    QTest::newRow("one spike inside") << qint64(500) << qint64(700) << qint64(1'000'000);
+    QTest::newRow("the whole counter") << qint64(0) << qint64(10'000) << qint64(1'000'000);
+    QTest::newRow("after the spike") << qint64(602) << qint64(9'000) << qint64(1);
+  }
+  void countersKeepEveryPeak() {
+    QFETCH(qint64, t0);
+    QFETCH(qint64, t1);
+    QFETCH(qint64, expected);
+    std::vector<analysis::MemoryPoint> points;
+    for (int64_t t = 0; t < 2'000; t += 2) points.push_back({t, t == 600 ? 1'000'000 : 1});
+    const Counter c = buildCounter("memory", points);
+    QCOMPARE(c.peak, int64_t{1'000'000});
+    QCOMPARE(maxIn(c, t0, t1), expected);
+  }
+
+  void findingsAndKernelsShowOnTheTimeline() {
+    MainWindow window;
+    window.resize(1200, 800);
+    window.showSnapshot(snapshotOf("advisor_naive.gpuscope"));
+    QTableView* findings = window.advisorView()->table();
+    emit findings->activated(findings->model()->index(0, 0));
+    QVERIFY(window.timelineView()->highlight().has_value());
+    QCOMPARE(window.findChild<QTabWidget*>()->currentWidget(), window.timelineView());
+    const auto [start, end] = *window.timelineView()->highlight();
+    QVERIFY(window.timelineView()->axis().viewStart() <= start && window.timelineView()->axis().viewEnd() >= end);
+    QTableView* kernels = window.kernelsView()->table();
+    emit kernels->activated(kernels->model()->index(0, 0));
+    const auto kernel = *window.timelineView()->highlight();
+    QVERIFY(kernel.first != start || kernel.second != end);
+    QVERIFY(kernel.second > kernel.first);
+  }
+
   void timelineHasTracksAndSelectsWhatIsClicked() {
     const auto snapshot = snapshotOf("nvtx_training.gpuscope");
     TimelineView view;
@@ -180,6 +220,8 @@ class GuiTest : public QObject {
     bool gpu = false, cpu = false;
     for (const Track& t : view.tracks()) (t.gpu ? gpu : cpu) = true;
     QVERIFY(gpu && cpu);
+    QCOMPARE(view.counters().size(), size_t{1});  // the GPU's live memory
+    QCOMPARE(view.counters().front().peak, snapshot->memory.peakDevice()->peak_bytes);
     size_t items = 0;
     for (const Track& t : view.tracks()) {
       for (const Lane& l : t.lanes) items += l.size();
