@@ -23,7 +23,8 @@ QColor severityColour(advisor::Severity s) {
 
 }  // namespace
 
-FindingsModel::FindingsModel(QObject* parent) : QAbstractTableModel(parent) {}
+FindingsModel::FindingsModel(QObject* parent)
+    : TableModel({tr("Severity"), tr("Finding"), tr("Estimated gain")}, parent) {}
 
 void FindingsModel::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   beginResetModel();
@@ -40,8 +41,6 @@ int FindingsModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() || !snapshot_ ? 0 : static_cast<int>(snapshot_->advice.findings.size());
 }
 
-int FindingsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumnCount; }
-
 QVariant FindingsModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
   const advisor::Finding& f = *finding(index);
@@ -56,16 +55,6 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ForegroundRole && index.column() == kSeverity) return QBrush(severityColour(f.severity));
   if (role == Qt::ToolTipRole) return text(f.summary);
   return {};
-}
-
-QVariant FindingsModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  switch (section) {
-    case kSeverity: return tr("Severity");
-    case kTitle: return tr("Finding");
-    case kGain: return tr("Estimated gain");
-    default: return {};
-  }
 }
 
 QString findingHtml(const advisor::Finding& f, bool per_step) {

@@ -2,14 +2,14 @@
 // title and estimated gain; the details view renders the selected finding (evidence, why, fix, check).
 #pragma once
 
-#include <QAbstractTableModel>
 #include <memory>
 
+#include "gui/table_model.h"
 #include "gui/trace_snapshot.h"
 
 namespace gpuscope::gui {
 
-class FindingsModel : public QAbstractTableModel {
+class FindingsModel : public TableModel {
   Q_OBJECT
 
  public:
@@ -20,9 +20,7 @@ class FindingsModel : public QAbstractTableModel {
   const advisor::Finding* finding(const QModelIndex& index) const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role) const override;
-  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
 
  private:
   std::shared_ptr<const TraceSnapshot> snapshot_;

@@ -11,7 +11,10 @@ QString duration(int64_t ns) { return QString::fromStdString(analysis::formatDur
 
 }  // namespace
 
-KernelTableModel::KernelTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+KernelTableModel::KernelTableModel(QObject* parent)
+    : TableModel({tr("Name"), tr("Class"), tr("Precision"), tr("Count"), tr("Total"), tr("Mean"), tr("Median"),
+                  tr("Min"), tr("Max"), tr("GPU time")},
+                 parent) {}
 
 void KernelTableModel::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   beginResetModel();
@@ -65,8 +68,6 @@ int KernelTableModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }
 
-int KernelTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumnCount; }
-
 QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
   const Row& row = rows_[static_cast<size_t>(index.row())];
@@ -107,13 +108,6 @@ QVariant KernelTableModel::sortValue(const Row& row, int column) const {
     case kShare: return row.share;
     default: return {};
   }
-}
-
-QVariant KernelTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* const kHeaders[kColumnCount] = {"Name", "Class",  "Precision", "Count", "Total",
-                                                     "Mean", "Median", "Min",       "Max",   "GPU time"};
-  return section >= 0 && section < kColumnCount ? QVariant(tr(kHeaders[section])) : QVariant();
 }
 
 }  // namespace gpuscope::gui

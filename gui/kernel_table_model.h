@@ -3,16 +3,16 @@
 // raw number, so sorting by a column sorts by value, not by text.
 #pragma once
 
-#include <QAbstractTableModel>
 #include <memory>
 #include <optional>
 #include <utility>
 
+#include "gui/table_model.h"
 #include "gui/trace_snapshot.h"
 
 namespace gpuscope::gui {
 
-class KernelTableModel : public QAbstractTableModel {
+class KernelTableModel : public TableModel {
   Q_OBJECT
 
  public:
@@ -28,9 +28,7 @@ class KernelTableModel : public QAbstractTableModel {
   std::optional<std::pair<int64_t, int64_t>> firstRun(int row) const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role) const override;
-  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
 
  private:
   struct Row {

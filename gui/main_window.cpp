@@ -15,6 +15,7 @@
 
 #include "gui/advisor_view.h"
 #include "gui/kernels_view.h"
+#include "gui/memory_view.h"
 #include "gui/timeline_view.h"
 
 namespace gpuscope::gui {
@@ -31,7 +32,8 @@ MainWindow::MainWindow(QWidget* parent)
       warnings_(new QLabel(this)),
       kernels_(new KernelsView(this)),
       advisor_(new AdvisorView(this)),
-      timeline_(new TimelineView(this)) {
+      timeline_(new TimelineView(this)),
+      memory_(new MemoryView(this)) {
   setWindowTitle(tr("gpuscope"));
   setAcceptDrops(true);
   warnings_->setWordWrap(true);
@@ -40,6 +42,7 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(advisor_, tr("Advisor"));
   tabs_->addTab(kernels_, tr("Kernels"));
   tabs_->addTab(timeline_, tr("Timeline"));
+  tabs_->addTab(memory_, tr("Memory"));
   connect(timeline_, &TimelineView::selected, this, [this](const QString& what) { statusBar()->showMessage(what); });
   connect(advisor_, &AdvisorView::showOnTimeline, this, &MainWindow::showOnTimeline);
   connect(kernels_, &KernelsView::showOnTimeline, this, &MainWindow::showOnTimeline);
@@ -54,7 +57,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(&loading_, &QFutureWatcher<LoadResult>::finished, this, &MainWindow::loadFinished);
 }
 
-QStringList MainWindow::viewNames() { return {"advisor", "kernels", "timeline"}; }
+QStringList MainWindow::viewNames() { return {"advisor", "kernels", "timeline", "memory"}; }
 
 bool MainWindow::showView(const QString& name) {
   const auto at = viewNames().indexOf(name);
@@ -117,6 +120,7 @@ void MainWindow::showSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   kernels_->setSnapshot(snapshot);
   advisor_->setSnapshot(snapshot);
   timeline_->setSnapshot(snapshot);
+  memory_->setSnapshot(snapshot);
   emit traceShown(path);
 }
 

@@ -18,6 +18,7 @@ namespace gpuscope::gui {
 
 class AdvisorView;
 class KernelsView;
+class MemoryView;
 class TimelineView;
 
 class MainWindow : public QMainWindow {
@@ -33,6 +34,7 @@ class MainWindow : public QMainWindow {
   KernelsView* kernelsView() const { return kernels_; }
   AdvisorView* advisorView() const { return advisor_; }
   TimelineView* timelineView() const { return timeline_; }
+  MemoryView* memoryView() const { return memory_; }
 
  signals:
   void traceShown(const QString& path);
@@ -54,6 +56,7 @@ class MainWindow : public QMainWindow {
   KernelsView* kernels_;
   AdvisorView* advisor_;
   TimelineView* timeline_;
+  MemoryView* memory_;
   QMenu* recent_ = nullptr;
   QFutureWatcher<LoadResult> loading_;
   QString loading_path_;

@@ -8,6 +8,7 @@
 
 #include "advisor/advice.h"
 #include "analyzer/iterations.h"
+#include "analyzer/memory_categories.h"
 #include "analyzer/memory_timeline.h"
 #include "analyzer/stats.h"
 #include "analyzer/trace_data.h"
@@ -21,6 +22,7 @@ struct TraceSnapshot {
   analysis::Stats stats;
   analysis::Iterations iterations;
   analysis::MemoryAnalysis memory;  // live bytes over time per device, for the timeline's counter tracks
+  analysis::MemoryCategories categories;
   advisor::Advice advice;
   std::vector<std::string> warnings;  // data-quality warnings of the trace, shown, not buried
 };

@@ -18,6 +18,7 @@
 #include "gui/kernel_table_model.h"
 #include "gui/kernels_view.h"
 #include "gui/main_window.h"
+#include "gui/memory_view.h"
 #include "gui/screenshot.h"
 #include "gui/time_axis.h"
 #include "gui/timeline_lanes.h"
@@ -250,6 +251,29 @@ class GuiTest : public QObject {
     QVERIFY2(selected.front().front().toString().contains("lasts"), qPrintable(selected.front().front().toString()));
   }
 
+  // At the peak the stacked categories add up to the peak, and the allocations listed alive then are it.
+  void memoryViewShowsWhatIsAliveAtThePeak() {
+    const auto snapshot = snapshotOf("nvtx_training.gpuscope");
+    MemoryView view;
+    view.resize(1200, 700);
+    view.setSnapshot(snapshot);
+    const int64_t peak = snapshot->memory.peakDevice()->peak_bytes;
+    QCOMPARE(view.series().peak_total, peak);
+    int64_t stacked = 0;
+    for (int64_t b : view.series().at(view.series().peak_time)) stacked += b;
+    QCOMPARE(stacked, peak);
+    AllocationsModel* model = view.allocations();
+    QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(model->rowCount() > 0);
+    int64_t listed = 0;
+    for (size_t i : aliveAt(snapshot->memory, model->time())) listed += snapshot->memory.allocations[i].bytes;
+    QCOMPARE(listed, peak);
+    QVERIFY(model->index(0, AllocationsModel::kSize).data().toString().contains("B"));
+    QVERIFY(!model->index(0, AllocationsModel::kCreator).data().toString().isEmpty());
+    view.choose(snapshot->trace.startNs());  // before anything was allocated
+    QCOMPARE(model->rowCount(), 0);
+  }
+
   void screenshotsShowTheView() {
     QTemporaryDir dir;
     const QString png = dir.filePath("kernels.png");
@@ -262,6 +286,7 @@ class GuiTest : public QObject {
     }
     QVERIFY2(colours.size() > 20, "the screenshot is nearly blank");
     QVERIFY(renderScreenshot(fixture("pytorch_resnet_step.gpuscope"), "timeline", dir.filePath("timeline.png")));
+    QVERIFY(renderScreenshot(fixture("pytorch_bridge_train.gpuscope"), "memory", dir.filePath("memory.png")));
     const Status unknown = renderScreenshot(fixture("pytorch_resnet_step.gpuscope"), "flamegraph", png);
     QVERIFY(!unknown && unknown.kind() == ErrorKind::kUsage);
   }

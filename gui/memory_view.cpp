@@ -1,0 +1,152 @@
+#include "gui/memory_view.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "analyzer/units.h"
+
+namespace gpuscope::gui {
+
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+const QColor kCategoryColours[analysis::kMemoryCategoryCount] = {QColor(0x4c, 0x72, 0xb0), QColor(0xdd, 0x84, 0x52),
+                                                                 QColor(0x55, 0xa8, 0x68), QColor(0xc4, 0x4e, 0x52),
+                                                                 QColor(0x81, 0x72, 0xb3), QColor(0x93, 0x93, 0x93)};
+
+}  // namespace
+
+AllocationsModel::AllocationsModel(QObject* parent)
+    : TableModel({tr("Size"), tr("Category"), tr("Age"), tr("Made by")}, parent) {}
+
+void AllocationsModel::show(std::shared_ptr<const TraceSnapshot> snapshot, int64_t t) {
+  beginResetModel();
+  snapshot_ = std::move(snapshot);
+  time_ = t;
+  rows_ = snapshot_ ? aliveAt(snapshot_->memory, t) : std::vector<size_t>{};
+  endResetModel();
+}
+
+int AllocationsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+QVariant AllocationsModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+  const size_t i = rows_[static_cast<size_t>(index.row())];
+  const analysis::Allocation& a = snapshot_->memory.allocations[i];
+  if (role == Qt::TextAlignmentRole && index.column() != kCreator) return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role != Qt::DisplayRole) return {};
+  switch (index.column()) {
+    case kSize: return qs(analysis::formatBytes(a.bytes));
+    case kCategory: return qs(std::string(toString(snapshot_->categories.of_allocation[i])));
+    case kAge: return qs(analysis::formatDuration(time_ - a.alloc_ns));
+    case kCreator: return qs(analysis::creatorOf(snapshot_->trace, a));
+    default: return {};
+  }
+}
+
+MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) { setMinimumHeight(180); }
+
+void MemoryChart::setSeries(const CategorySeries* series, int64_t start_ns, int64_t end_ns) {
+  series_ = series;
+  start_ = start_ns;
+  end_ = std::max(end_ns, start_ns + 1);
+  update();
+}
+
+void MemoryChart::setChosen(int64_t t) {
+  chosen_ = t;
+  update();
+}
+
+int64_t MemoryChart::timeAtX(int x) const {
+  return start_ +
+         static_cast<int64_t>(static_cast<double>(x) / std::max(1, width()) * static_cast<double>(end_ - start_));
+}
+
+// One column per pixel, each category stacked on the ones before it, scaled to the peak.
+void MemoryChart::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), palette().base());
+  if (!series_ || series_->peak_total <= 0) return;
+  const int plot = height() - kLegendHeight;
+  const double scale = (plot - 4) / static_cast<double>(series_->peak_total);
+  for (int x = 0; x < width(); ++x) {
+    const auto at = series_->at(timeAtX(x));
+    double y = plot;
+    for (size_t c = 0; c < at.size(); ++c) {
+      const double h = static_cast<double>(at[c]) * scale;
+      p.fillRect(QRectF(x, y - h, 1, h), kCategoryColours[c]);
+      y -= h;
+    }
+  }
+  auto marker = [&](int64_t t, QColor colour) {
+    const double x = static_cast<double>(t - start_) / static_cast<double>(end_ - start_) * width();
+    p.setPen(QPen(colour, 1, Qt::DashLine));
+    p.drawLine(QPointF(x, 0), QPointF(x, plot));
+  };
+  marker(series_->peak_time, Qt::red);
+  marker(chosen_, Qt::black);
+  int x = 4;
+  for (int c = 0; c < analysis::kMemoryCategoryCount; ++c) {
+    const QString name = qs(std::string(toString(static_cast<analysis::MemoryCategory>(c))));
+    p.fillRect(x, plot + 5, 10, 10, kCategoryColours[c]);
+    p.setPen(palette().text().color());
+    p.drawText(x + 14, plot + 15, name);
+    x += 24 + p.fontMetrics().horizontalAdvance(name);
+  }
+}
+
+void MemoryChart::mousePressEvent(QMouseEvent* event) { emit chosen(timeAtX(event->pos().x())); }
+
+MemoryView::MemoryView(QWidget* parent)
+    : QWidget(parent),
+      summary_(new QLabel(this)),
+      chart_(new MemoryChart(this)),
+      model_(new AllocationsModel(this)),
+      table_(new QTableView(this)) {
+  summary_->setWordWrap(true);
+  table_->setModel(model_);
+  table_->setWordWrap(false);
+  table_->verticalHeader()->hide();
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setSectionResizeMode(AllocationsModel::kCreator, QHeaderView::Stretch);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(chart_);
+  split->addWidget(table_);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(summary_);
+  layout->addWidget(split, 1);
+  connect(chart_, &MemoryChart::chosen, this, [this](qint64 t) { choose(t); });
+}
+
+void MemoryView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
+  snapshot_ = std::move(snapshot);
+  series_ = categorySeries(snapshot_->memory, snapshot_->categories);
+  chart_->setSeries(&series_, snapshot_->trace.startNs(), snapshot_->trace.endNs());
+  const analysis::DeviceMemory* top = snapshot_->memory.peakDevice();
+  QString text =
+      top ? qs("Peak " + analysis::formatBytes(top->peak_bytes) + " on " + snapshot_->trace.deviceLabel(top->device) +
+               "; CUDA's peak " + analysis::formatBytes(top->cuda_peak_bytes))
+          : tr("No device memory events in this trace.");
+  if (snapshot_->memory.leak.growing) {
+    text += qs("  ·  Growing: " + analysis::formatBytes(snapshot_->memory.leak.growth_per_sample_bytes) +
+               " per step (a leak?)");
+  }
+  summary_->setText(text);
+  choose(series_.peak_time);
+}
+
+void MemoryView::choose(int64_t t) {
+  chart_->setChosen(t);
+  model_->show(snapshot_, t);
+}
+
+}  // namespace gpuscope::gui

@@ -1,0 +1,76 @@
+// The Memory view: the peak device's live bytes over time stacked by category, the peak and a chosen moment
+// marked; below, the allocations alive at that moment (the peak to start with), largest first, with their
+// category, age and creator; above, the peak, what the allocator reserved, and leaks flagged.
+#pragma once
+
+#include <QWidget>
+#include <memory>
+
+#include "gui/memory_series.h"
+#include "gui/table_model.h"
+#include "gui/trace_snapshot.h"
+
+class QLabel;
+class QTableView;
+
+namespace gpuscope::gui {
+
+class AllocationsModel : public TableModel {
+  Q_OBJECT
+
+ public:
+  enum Column { kSize, kCategory, kAge, kCreator, kColumnCount };
+  explicit AllocationsModel(QObject* parent = nullptr);
+  void show(std::shared_ptr<const TraceSnapshot> snapshot, int64_t t);  // the allocations alive at t
+  int64_t time() const { return time_; }
+  int rowCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+
+ private:
+  std::shared_ptr<const TraceSnapshot> snapshot_;
+  std::vector<size_t> rows_;  // indexes into snapshot_->memory.allocations
+  int64_t time_ = 0;
+};
+
+class MemoryChart : public QWidget {
+  Q_OBJECT
+
+ public:
+  static constexpr int kLegendHeight = 20;
+  explicit MemoryChart(QWidget* parent = nullptr);
+  void setSeries(const CategorySeries* series, int64_t start_ns, int64_t end_ns);
+  void setChosen(int64_t t);
+  int64_t timeAtX(int x) const;
+
+ signals:
+  void chosen(qint64 t);
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+
+ private:
+  const CategorySeries* series_ = nullptr;
+  int64_t start_ = 0, end_ = 1, chosen_ = 0;
+};
+
+class MemoryView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit MemoryView(QWidget* parent = nullptr);
+  void setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);
+  void choose(int64_t t);  // shows the allocations alive at t
+  AllocationsModel* allocations() const { return model_; }
+  const CategorySeries& series() const { return series_; }
+
+ private:
+  std::shared_ptr<const TraceSnapshot> snapshot_;
+  CategorySeries series_;
+  QLabel* summary_;
+  MemoryChart* chart_;
+  AllocationsModel* model_;
+  QTableView* table_;
+};
+
+}  // namespace gpuscope::gui
