@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -86,6 +87,13 @@ TraceDiff diffTraces(const TraceData& before, const TraceData& after) {
     if (k.count.after == 0 && k.count.before > 0) diff.disappeared.push_back(k.name);
   }
   return diff;
+}
+
+std::string percentText(const Change& c) {
+  if (c.before == 0) return c.after == 0 ? "" : "new";
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f %%", 100.0 * (c.after - c.before) / c.before);
+  return text;
 }
 
 }  // namespace gpuscope::analysis

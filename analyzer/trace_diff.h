@@ -35,4 +35,7 @@ struct TraceDiff {
 
 TraceDiff diffTraces(const TraceData& before, const TraceData& after);
 
+// The change as a signed percentage ("+12.5 %", "-3.0 %"), "new" from nothing, "" from nothing to nothing.
+std::string percentText(const Change& change);
+
 }  // namespace gpuscope::analysis

@@ -17,13 +17,6 @@ using analysis::KernelChange;
 
 constexpr int64_t kDiffJsonVersion = 1;
 
-std::string percent(const Change& c) {
-  if (c.before == 0) return c.after == 0 ? "" : "new";
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f %%", 100.0 * (c.after - c.before) / c.before);
-  return text;
-}
-
 Report changesReport(const std::string& name, const std::string& title, const std::vector<KernelChange>& rows,
                      size_t limit) {
   Report r{name,
@@ -38,7 +31,7 @@ Report changesReport(const std::string& name, const std::string& title, const st
            {}};
   for (const KernelChange& k : rows) {
     if (limit && r.rows.size() >= limit) break;
-    r.rows.push_back({k.time_ns.before, k.time_ns.after, k.time_ns.delta(), percent(k.time_ns), k.count.before,
+    r.rows.push_back({k.time_ns.before, k.time_ns.after, k.time_ns.delta(), analysis::percentText(k.time_ns), k.count.before,
                       k.count.after, k.name});
   }
   return r;
@@ -48,7 +41,7 @@ void printLine(const char* what, const Change& c, bool bytes) {
   auto text = [&](double v) {
     return bytes ? formatBytes(static_cast<int64_t>(v)) : formatDuration(static_cast<int64_t>(v));
   };
-  std::printf("  %-28s %12s -> %-12s %s\n", what, text(c.before).c_str(), text(c.after).c_str(), percent(c).c_str());
+  std::printf("  %-28s %12s -> %-12s %s\n", what, text(c.before).c_str(), text(c.after).c_str(), analysis::percentText(c).c_str());
 }
 
 void writeText(const analysis::TraceDiff& d, const std::string& a, const std::string& b, size_t limit) {
@@ -58,7 +51,7 @@ void writeText(const analysis::TraceDiff& d, const std::string& a, const std::st
   printLine("GPU busy", d.gpu_busy_ns, false);
   printLine("Recorded duration", d.duration_ns, false);
   std::printf("  %-28s %12.0f -> %-12.0f %s\n\n", "Kernels", d.kernel_count.before, d.kernel_count.after,
-              percent(d.kernel_count).c_str());
+              analysis::percentText(d.kernel_count).c_str());
   const std::string scope = d.per_iteration ? "per steady iteration" : "whole runs: no iterations in both";
   writeTable(stdout, changesReport("classes", "Kernel time by class (" + scope + ")", d.classes, 0), 0);
   std::printf("\n");

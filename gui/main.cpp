@@ -1,4 +1,4 @@
-// gpuscope-gui [TRACE] [--screenshot FILE [--view NAME]]
+// gpuscope-gui [TRACE] [--diff OTHER] [--screenshot FILE [--view NAME]]
 #include <QApplication>
 #include <QCommandLineParser>
 #include <cstdio>
@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
   const QCommandLineOption screenshot("screenshot", "render a view off-screen to this PNG file and exit", "file");
   const QCommandLineOption view(
       "view", "the view for --screenshot: " + gpuscope::gui::MainWindow::viewNames().join(", "), "name", "advisor");
-  parser.addOptions({screenshot, view});
+  const QCommandLineOption diff("diff", "compare the trace with this one (the Diff view)", "other");
+  parser.addOptions({screenshot, view, diff});
   parser.process(app);
   const QStringList traces = parser.positionalArguments();
   if (parser.isSet(screenshot)) {
@@ -24,14 +25,19 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "gpuscope-gui: --screenshot needs one trace\n");
       return 2;
     }
-    const gpuscope::Status s =
-        gpuscope::gui::renderScreenshot(traces.front(), parser.value(view), parser.value(screenshot));
+    const gpuscope::Status s = gpuscope::gui::renderScreenshot(traces.front(), parser.value(view),
+                                                               parser.value(screenshot), parser.value(diff));
     if (!s) std::fprintf(stderr, "gpuscope-gui: %s\n", s.message().c_str());
     return s ? 0 : (s.kind() == gpuscope::ErrorKind::kUsage ? 2 : 1);
   }
   gpuscope::gui::MainWindow window;
   window.resize(1400, 900);
   window.show();
+  if (parser.isSet(diff)) {  // once the trace is shown
+    QObject::connect(
+        &window, &gpuscope::gui::MainWindow::traceShown, &window,
+        [&window, other = parser.value(diff)] { window.compareWith(other); }, Qt::SingleShotConnection);
+  }
   if (!traces.isEmpty()) window.openTrace(traces.front());
   return QApplication::exec();
 }

@@ -33,7 +33,8 @@ MainWindow::MainWindow(QWidget* parent)
       kernels_(new KernelsView(this)),
       advisor_(new AdvisorView(this)),
       timeline_(new TimelineView(this)),
-      memory_(new MemoryView(this)) {
+      memory_(new MemoryView(this)),
+      diff_(new DiffView(this)) {
   setWindowTitle(tr("gpuscope"));
   setAcceptDrops(true);
   warnings_->setWordWrap(true);
@@ -43,6 +44,7 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(kernels_, tr("Kernels"));
   tabs_->addTab(timeline_, tr("Timeline"));
   tabs_->addTab(memory_, tr("Memory"));
+  tabs_->addTab(diff_, tr("Diff"));
   connect(timeline_, &TimelineView::selected, this, [this](const QString& what) { statusBar()->showMessage(what); });
   connect(advisor_, &AdvisorView::showOnTimeline, this, &MainWindow::showOnTimeline);
   connect(kernels_, &KernelsView::showOnTimeline, this, &MainWindow::showOnTimeline);
@@ -55,9 +57,11 @@ MainWindow::MainWindow(QWidget* parent)
   buildMenus();
   statusBar()->showMessage(tr("Open a trace: File ▸ Open, or drop a file here"));
   connect(&loading_, &QFutureWatcher<LoadResult>::finished, this, &MainWindow::loadFinished);
+  connect(&comparing_, &QFutureWatcher<Result<std::shared_ptr<const DiffSnapshot>>>::finished, this,
+          &MainWindow::compareFinished);
 }
 
-QStringList MainWindow::viewNames() { return {"advisor", "kernels", "timeline", "memory"}; }
+QStringList MainWindow::viewNames() { return {"advisor", "kernels", "timeline", "memory", "diff"}; }
 
 bool MainWindow::showView(const QString& name) {
   const auto at = viewNames().indexOf(name);
@@ -77,6 +81,11 @@ void MainWindow::buildMenus() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open a trace"), {},
                                                       tr("Traces (*.gpuscope *.json *.pickle *.pkl);;All files (*)"));
     if (!path.isEmpty()) openTrace(path);
+  });
+  file->addAction(tr("&Compare with…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Compare with another trace"), {},
+                                                      tr("Traces (*.gpuscope *.json *.pickle *.pkl);;All files (*)"));
+    if (!path.isEmpty()) compareWith(path);
   });
   recent_ = file->addMenu(tr("Open &Recent"));
   fillRecentMenu();
@@ -104,7 +113,28 @@ void MainWindow::loadFinished() {
   showSnapshot(std::move(*result));
 }
 
+void MainWindow::compareWith(const QString& path) {
+  if (!shown_ || comparing_.isRunning()) return;
+  statusBar()->showMessage(tr("Comparing with %1…").arg(path));
+  comparing_.setFuture(
+      QtConcurrent::run([before = shown_, p = path.toStdString()] { return compareTraces(before, p); }));
+}
+
+void MainWindow::compareFinished() {
+  Result<std::shared_ptr<const DiffSnapshot>> result = comparing_.result();
+  if (!result) {
+    const QString message = QString::fromStdString(result.status().message());
+    emit traceFailed(message);
+    if (isVisible()) QMessageBox::warning(this, tr("Could not compare"), message);
+    return;
+  }
+  diff_->setDiff(std::move(*result));
+  showView("diff");
+  emit diffShown();
+}
+
 void MainWindow::showSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
+  shown_ = snapshot;
   const QString path = QString::fromStdString(snapshot->path);
   setWindowTitle(tr("%1 — gpuscope").arg(QFileInfo(path).fileName()));
   QStringList lines;

@@ -1,6 +1,6 @@
 // gpuscope-gui's window: the views of one trace in tabs, the trace's data-quality warnings in a bar above
-// them, File ▸ Open and recent files, drag and drop. Traces load off the GUI thread (TraceLoader); the views
-// get the finished snapshot.
+// them, File ▸ Open and recent files, drag and drop. Traces load off the GUI thread; the views
+// get the finished snapshot. File ▸ Compare with… fills the Diff view.
 #pragma once
 
 #include <QFutureWatcher>
@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "formats/status.h"
+#include "gui/diff_view.h"
 #include "gui/trace_snapshot.h"
 
 class QLabel;
@@ -35,10 +36,13 @@ class MainWindow : public QMainWindow {
   AdvisorView* advisorView() const { return advisor_; }
   TimelineView* timelineView() const { return timeline_; }
   MemoryView* memoryView() const { return memory_; }
+  DiffView* diffView() const { return diff_; }
+  void compareWith(const QString& path);  // in the background; the Diff view shows the result
 
  signals:
   void traceShown(const QString& path);
   void traceFailed(const QString& message);
+  void diffShown();
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -48,6 +52,7 @@ class MainWindow : public QMainWindow {
   using LoadResult = Result<std::shared_ptr<const TraceSnapshot>>;
   void buildMenus();
   void loadFinished();
+  void compareFinished();
   void rememberRecent(const QString& path);
   void fillRecentMenu();
 
@@ -57,8 +62,11 @@ class MainWindow : public QMainWindow {
   AdvisorView* advisor_;
   TimelineView* timeline_;
   MemoryView* memory_;
+  DiffView* diff_;
+  std::shared_ptr<const TraceSnapshot> shown_;
   QMenu* recent_ = nullptr;
   QFutureWatcher<LoadResult> loading_;
+  QFutureWatcher<Result<std::shared_ptr<const DiffSnapshot>>> comparing_;
   QString loading_path_;
 };
 

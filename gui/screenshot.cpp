@@ -7,7 +7,7 @@
 
 namespace gpuscope::gui {
 
-Status renderScreenshot(const QString& trace, const QString& view, const QString& file) {
+Status renderScreenshot(const QString& trace, const QString& view, const QString& file, const QString& compare) {
   MainWindow window;
   if (!window.showView(view)) {
     return Status(ErrorKind::kUsage, "unknown view '" + view.toStdString() + "'; the views are " +
@@ -15,6 +15,11 @@ Status renderScreenshot(const QString& trace, const QString& view, const QString
   }
   Result<std::shared_ptr<const TraceSnapshot>> snapshot = analyseTrace(trace.toStdString());
   if (!snapshot) return snapshot.status();
+  if (!compare.isEmpty()) {
+    Result<std::shared_ptr<const DiffSnapshot>> diff = compareTraces(*snapshot, compare.toStdString());
+    if (!diff) return diff.status();
+    window.diffView()->setDiff(std::move(*diff));
+  }
   window.showSnapshot(std::move(*snapshot));
   window.resize(kScreenshotWidth, kScreenshotHeight);
   window.show();

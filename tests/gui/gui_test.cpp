@@ -14,6 +14,7 @@
 #include <set>
 
 #include "gui/advisor_view.h"
+#include "gui/diff_view.h"
 #include "gui/findings_model.h"
 #include "gui/kernel_table_model.h"
 #include "gui/kernels_view.h"
@@ -274,6 +275,31 @@ class GuiTest : public QObject {
     QCOMPARE(model->rowCount(), 0);
   }
 
+  // Two runs of samples/runtime_mlp, before and after the plan (fused GEMM epilogue): the diff of the CLI.
+  void diffComparesTwoRuns() {
+    const auto before = snapshotOf("runtime_mlp_before.gpuscope");
+    Result<std::shared_ptr<const DiffSnapshot>> d =
+        compareTraces(before, fixture("runtime_mlp_after.gpuscope").toStdString());
+    QVERIFY(d);
+    const analysis::TraceDiff expected = analysis::diffTraces(before->trace, (*d)->after->trace);
+    DiffView view;
+    QAbstractItemModelTester tester(view.kernels(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    view.setDiff(*d);
+    QCOMPARE(view.classes()->rowCount(), static_cast<int>(expected.classes.size()));
+    QCOMPARE(view.kernels()->rowCount(), static_cast<int>(expected.kernels.size()));
+    QCOMPARE(view.kernels()->index(0, ChangesModel::kName).data().toString(),
+             QString::fromStdString(expected.kernels.front().name));
+    QVERIFY(view.summaryText().contains("Peak device memory"));
+    QVERIFY(!compareTraces(before, "/no/such/trace.gpuscope"));
+
+    MainWindow window;
+    QSignalSpy diffs(&window, &MainWindow::diffShown);
+    window.showSnapshot(before);
+    window.compareWith(fixture("runtime_mlp_after.gpuscope"));
+    QVERIFY(diffs.wait(60'000));
+    QCOMPARE(window.findChild<QTabWidget*>()->currentWidget(), window.diffView());
+  }
+
   void screenshotsShowTheView() {
     QTemporaryDir dir;
     const QString png = dir.filePath("kernels.png");
@@ -287,6 +313,8 @@ class GuiTest : public QObject {
     QVERIFY2(colours.size() > 20, "the screenshot is nearly blank");
     QVERIFY(renderScreenshot(fixture("pytorch_resnet_step.gpuscope"), "timeline", dir.filePath("timeline.png")));
     QVERIFY(renderScreenshot(fixture("pytorch_bridge_train.gpuscope"), "memory", dir.filePath("memory.png")));
+    QVERIFY(renderScreenshot(fixture("runtime_mlp_before.gpuscope"), "diff", dir.filePath("diff.png"),
+                             fixture("runtime_mlp_after.gpuscope")));
     const Status unknown = renderScreenshot(fixture("pytorch_resnet_step.gpuscope"), "flamegraph", png);
     QVERIFY(!unknown && unknown.kind() == ErrorKind::kUsage);
   }
