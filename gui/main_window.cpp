@@ -4,6 +4,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -42,7 +43,7 @@ MainWindow::MainWindow(QWidget* parent)
   warnings_->hide();
   tabs_->addTab(advisor_, tr("Advisor"));
   tabs_->addTab(kernels_, tr("Kernels"));
-  tabs_->addTab(timeline_, tr("Timeline"));
+  tabs_->addTab(timelinePage(), tr("Timeline"));
   tabs_->addTab(memory_, tr("Memory"));
   tabs_->addTab(diff_, tr("Diff"));
   connect(timeline_, &TimelineView::selected, this, [this](const QString& what) { statusBar()->showMessage(what); });
@@ -59,6 +60,23 @@ MainWindow::MainWindow(QWidget* parent)
   connect(&loading_, &QFutureWatcher<LoadResult>::finished, this, &MainWindow::loadFinished);
   connect(&comparing_, &QFutureWatcher<Result<std::shared_ptr<const DiffSnapshot>>>::finished, this,
           &MainWindow::compareFinished);
+}
+
+// The timeline with a search field above it: Enter finds the next item whose name holds the text.
+QWidget* MainWindow::timelinePage() {
+  auto* page = new QWidget(this);
+  auto* find = new QLineEdit(page);
+  find->setPlaceholderText(tr("Find on the timeline by name (Enter: next)  ·  W/S zoom, A/D pan, shift-drag measures"));
+  find->setClearButtonEnabled(true);
+  connect(find, &QLineEdit::returnPressed, this, [this, find] {
+    if (!timeline_->findNext(find->text()))
+      statusBar()->showMessage(tr("No more items named like '%1'").arg(find->text()));
+  });
+  auto* layout = new QVBoxLayout(page);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(find);
+  layout->addWidget(timeline_, 1);
+  return page;
 }
 
 QStringList MainWindow::viewNames() { return {"advisor", "kernels", "timeline", "memory", "diff"}; }

@@ -51,6 +51,7 @@ class MainWindow : public QMainWindow {
  private:
   using LoadResult = Result<std::shared_ptr<const TraceSnapshot>>;
   void buildMenus();
+  QWidget* timelinePage();
   void loadFinished();
   void compareFinished();
   void rememberRecent(const QString& path);

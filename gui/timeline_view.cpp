@@ -10,6 +10,7 @@
 
 #include "analyzer/kernel_classifier.h"
 #include "analyzer/units.h"
+#include "gui/timeline_details.h"
 
 namespace gpuscope::gui {
 
@@ -56,6 +57,7 @@ void TimelineView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   axis_.setTrace(snapshot_->trace.startNs(), snapshot_->trace.endNs());
   selection_.reset();
   highlight_.reset();
+  measured_.reset();
   counters_.clear();
   for (const analysis::DeviceMemory& d : snapshot_->memory.devices) {
     if (d.timeline.empty()) continue;
@@ -111,6 +113,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
     const double x0 = kTitleWidth + axis_.xOf(highlight_->first), x1 = kTitleWidth + axis_.xOf(highlight_->second);
     p.fillRect(QRectF(x0, kRulerHeight, std::max(2.0, x1 - x0), viewport()->height()), QColor(255, 200, 0, 70));
   }
+  paintMeasure(p);
+  paintFlow(p);
   paintRuler(p);
   paintIterationLabels(p);
 }
@@ -242,13 +246,59 @@ std::optional<TimelineView::Hit> TimelineView::itemAt(QPoint point) const {
 
 QString TimelineView::describe(const Hit& hit) const {
   const Lane& lane = tracks_[hit.track].lanes[hit.lane];
-  static const char* const kKinds[] = {"CUDA API call", "NVTX range", "kernel", "copy", "memset"};
-  const int64_t start = lane.start[hit.index], end = lane.end[hit.index];
-  return QString("%1: %2 — starts at %3, lasts %4")
-      .arg(kKinds[static_cast<int>(lane.kind[hit.index])])
-      .arg(QString::fromStdString(snapshot_->trace.text(lane.label[hit.index])))
-      .arg(QString::fromStdString(analysis::formatDuration(start - snapshot_->trace.startNs())))
-      .arg(QString::fromStdString(analysis::formatDuration(end - start)));
+  return describeItem(snapshot_->trace, lane.kind[hit.index], lane.item[hit.index]);
+}
+
+void TimelineView::select(const Hit& hit) {
+  selection_ = hit;
+  viewport()->update();
+  emit selected(describe(hit));
+}
+
+std::optional<TimelineView::Hit> TimelineView::launchOf(const Hit& hit) const {
+  const Lane& lane = tracks_[hit.track].lanes[hit.lane];
+  const int32_t call = launchCallOf(snapshot_->trace, lane.kind[hit.index], lane.item[hit.index]);
+  if (call == analysis::kNone) return std::nullopt;
+  const int64_t start = snapshot_->trace.api_calls.start_ns[static_cast<size_t>(call)];
+  for (size_t t = 0; t < tracks_.size(); ++t) {
+    for (size_t l = 0; !tracks_[t].gpu && l < tracks_[t].lanes.size(); ++l) {
+      const Lane& calls = tracks_[t].lanes[l];
+      auto it = std::lower_bound(calls.start.begin(), calls.start.end(), start);
+      for (auto i = static_cast<size_t>(it - calls.start.begin()); i < calls.size() && calls.start[i] == start; ++i) {
+        if (calls.kind[i] == ItemKind::kApiCall && calls.item[i] == static_cast<uint32_t>(call)) return Hit{t, l, i};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+bool TimelineView::findNext(const QString& text) {
+  if (!snapshot_ || text.isEmpty()) return false;
+  std::vector<bool> matches(snapshot_->trace.strings.size());
+  for (size_t s = 0; s < matches.size(); ++s) {
+    matches[s] = QString::fromStdString(snapshot_->trace.strings[s]).contains(text, Qt::CaseInsensitive);
+  }
+  const int64_t after =
+      selection_ ? tracks_[selection_->track].lanes[selection_->lane].start[selection_->index] : axis_.viewStart() - 1;
+  std::optional<Hit> best;
+  int64_t best_start = INT64_MAX;
+  for (size_t t = 0; t < tracks_.size(); ++t) {
+    for (size_t l = 0; l < tracks_[t].lanes.size(); ++l) {
+      const Lane& lane = tracks_[t].lanes[l];
+      auto i = static_cast<size_t>(std::upper_bound(lane.start.begin(), lane.start.end(), after) - lane.start.begin());
+      for (; i < lane.size() && lane.start[i] < best_start; ++i) {
+        if (matches[static_cast<size_t>(lane.label[i])]) {
+          best = Hit{t, l, i}, best_start = lane.start[i];
+          break;
+        }
+      }
+    }
+  }
+  if (!best) return false;
+  const Lane& lane = tracks_[best->track].lanes[best->lane];
+  showRange(lane.start[best->index], lane.end[best->index]);
+  select(*best);
+  return true;
 }
 
 void TimelineView::resizeEvent(QResizeEvent* event) {
@@ -267,21 +317,70 @@ void TimelineView::wheelEvent(QWheelEvent* event) {
 
 void TimelineView::mousePressEvent(QMouseEvent* event) {
   drag_from_ = event->pos();
+  if (event->modifiers() & Qt::ShiftModifier) {  // measure: from here to where the mouse is let go
+    measuring_ = true;
+    const int64_t t = axis_.timeAt(event->pos().x() - kTitleWidth);
+    measured_ = std::make_pair(t, t);
+    return;
+  }
   dragging_ = true;
-  selection_ = itemAt(event->pos());
-  if (selection_) emit selected(describe(*selection_));
+  if (const std::optional<Hit> hit = itemAt(event->pos())) select(*hit);
 }
 
 void TimelineView::mouseMoveEvent(QMouseEvent* event) {
-  if (!dragging_ || !(event->buttons() & Qt::LeftButton)) return;
-  axis_.pan(drag_from_.x() - event->pos().x());
-  drag_from_ = event->pos();
+  if (!(event->buttons() & Qt::LeftButton)) return;
+  if (measuring_) {
+    measured_->second = axis_.timeAt(event->pos().x() - kTitleWidth);
+  } else if (dragging_) {
+    axis_.pan(drag_from_.x() - event->pos().x());
+    drag_from_ = event->pos();
+  }
   viewport()->update();
 }
 
 void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
-  dragging_ = false;
+  if (measuring_ && measured_) {
+    auto [a, b] = *measured_;
+    measured_ = std::make_pair(std::min(a, b), std::max(a, b));
+    emit selected(
+        QString("Range: %1, from %2 to %3")
+            .arg(QString::fromStdString(analysis::formatDuration(measured_->second - measured_->first)))
+            .arg(QString::fromStdString(analysis::formatDuration(measured_->first - snapshot_->trace.startNs())))
+            .arg(QString::fromStdString(analysis::formatDuration(measured_->second - snapshot_->trace.startNs()))));
+  }
+  measuring_ = dragging_ = false;
   event->accept();
+}
+
+int TimelineView::laneTop(const Hit& hit) const {
+  int top = tracksTop();
+  for (size_t t = 0; t < hit.track; ++t) top += trackHeight(tracks_[t]);
+  return top + static_cast<int>(hit.lane) * kLaneHeight;
+}
+
+// The selected item outlined, and an arrow from the call that launched it to where it ran.
+void TimelineView::paintFlow(QPainter& p) const {
+  if (!selection_) return;
+  const Lane& lane = tracks_[selection_->track].lanes[selection_->lane];
+  const double x0 = kTitleWidth + axis_.xOf(lane.start[selection_->index]);
+  const double x1 = kTitleWidth + axis_.xOf(lane.end[selection_->index]);
+  const int y = laneTop(*selection_);
+  p.setPen(QPen(Qt::black, 0));
+  p.drawRect(QRectF(x0, y, std::max(2.0, x1 - x0), kLaneHeight - 1));
+  const std::optional<Hit> call = launchOf(*selection_);
+  if (!call) return;
+  const double cx = kTitleWidth + axis_.xOf(tracks_[call->track].lanes[call->lane].start[call->index]);
+  const QPointF from(cx, laneTop(*call) + kLaneHeight - 2), to(x0, y + 1);
+  p.setPen(QPen(QColor(0xd0, 0x30, 0x30), 0));
+  p.drawLine(from, to);
+  p.drawEllipse(to, 3, 3);
+}
+
+void TimelineView::paintMeasure(QPainter& p) const {
+  if (!measured_) return;
+  const double a = kTitleWidth + axis_.xOf(std::min(measured_->first, measured_->second));
+  const double b = kTitleWidth + axis_.xOf(std::max(measured_->first, measured_->second));
+  p.fillRect(QRectF(a, kRulerHeight, std::max(1.0, b - a), viewport()->height()), QColor(60, 120, 220, 50));
 }
 
 void TimelineView::keyPressEvent(QKeyEvent* event) {

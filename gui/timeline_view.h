@@ -1,6 +1,7 @@
 // The Timeline view: tracks per CPU thread and GPU stream, stacked lanes of boxes, a time ruler. Zoom with
 // the wheel (at the mouse) or W/S, pan by dragging or A/D, as in Perfetto and Tracy; a click selects the item
-// under the mouse and says what it is. Iterations are marked, and each device's live memory is a counter
+// under the mouse, says what it is and draws an arrow from the call that launched it; shift-drag measures a
+// range; findNext searches by name. Iterations are marked, and each device's live memory is a counter
 // track. Painting asks each lane only for its visible boxes, and each counter for one value per pixel.
 #pragma once
 
@@ -33,7 +34,14 @@ class TimelineView : public QAbstractScrollArea {
     size_t track = 0, lane = 0, index = 0;
   };
   std::optional<Hit> itemAt(QPoint viewport_point) const;
-  QString describe(const Hit& hit) const;  // name, kind, start and duration with units
+  QString describe(const Hit& hit) const;  // every recorded field, with units
+  void select(const Hit& hit);             // marks it (with a flow arrow from its launch) and says what it is
+  std::optional<Hit> selection() const { return selection_; }
+  std::optional<Hit> launchOf(const Hit& hit) const;  // the CUDA call that launched GPU work, where it is drawn
+  // The next item after the selection (or the window's start) whose name holds `text`, any case; selected
+  // and shown. False when there is none.
+  bool findNext(const QString& text);
+  std::optional<std::pair<int64_t, int64_t>> measured() const { return measured_; }
 
  signals:
   void selected(const QString& description);
@@ -55,6 +63,9 @@ class TimelineView : public QAbstractScrollArea {
   void paintIterationLabels(QPainter& p) const;
   void paintCounter(QPainter& p, const Counter& c, int top) const;
   int tracksTop() const;  // where the first track starts, scrolled
+  int laneTop(const Hit& hit) const;
+  void paintFlow(QPainter& p) const;
+  void paintMeasure(QPainter& p) const;
   void paintTrack(QPainter& p, const Track& t, int top) const;
   QColor colourOf(const Lane& lane, size_t index) const;
 
@@ -66,6 +77,8 @@ class TimelineView : public QAbstractScrollArea {
   bool dragging_ = false;
   std::optional<Hit> selection_;
   std::optional<std::pair<int64_t, int64_t>> highlight_;
+  std::optional<std::pair<int64_t, int64_t>> measured_;  // shift-drag: a time range and its length
+  bool measuring_ = false;
   std::vector<Counter> counters_;  // one per device with memory events
 };
 

@@ -1,7 +1,9 @@
 // gpuscope-gui's models under QAbstractItemModelTester, its views and window driven off-screen
 // (QT_QPA_PLATFORM=offscreen) on the fixture traces recorded on an H100, and its screenshots checked.
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QImage>
+#include <QMouseEvent>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
@@ -35,6 +37,12 @@ std::shared_ptr<const TraceSnapshot> snapshotOf(const char* name) {
   Result<std::shared_ptr<const TraceSnapshot>> s = analyseTrace(fixture(name).toStdString());
   if (!s) qFatal("%s", s.status().message().c_str());
   return *s;
+}
+
+void showIn(TimelineView& view, std::shared_ptr<const TraceSnapshot> snapshot) {
+  view.resize(1200, 700);
+  view.show();
+  view.setSnapshot(std::move(snapshot));
 }
 
 }  // namespace
@@ -203,7 +211,7 @@ class GuiTest : public QObject {
     QTableView* findings = window.advisorView()->table();
     emit findings->activated(findings->model()->index(0, 0));
     QVERIFY(window.timelineView()->highlight().has_value());
-    QCOMPARE(window.findChild<QTabWidget*>()->currentWidget(), window.timelineView());
+    QCOMPARE(window.findChild<QTabWidget*>()->currentWidget(), window.timelineView()->parentWidget());
     const auto [start, end] = *window.timelineView()->highlight();
     QVERIFY(window.timelineView()->axis().viewStart() <= start && window.timelineView()->axis().viewEnd() >= end);
     QTableView* kernels = window.kernelsView()->table();
@@ -216,9 +224,7 @@ class GuiTest : public QObject {
   void timelineHasTracksAndSelectsWhatIsClicked() {
     const auto snapshot = snapshotOf("nvtx_training.gpuscope");
     TimelineView view;
-    view.resize(1200, 700);
-    view.show();
-    view.setSnapshot(snapshot);
+    showIn(view, snapshot);
     bool gpu = false, cpu = false;
     for (const Track& t : view.tracks()) (t.gpu ? gpu : cpu) = true;
     QVERIFY(gpu && cpu);
@@ -298,6 +304,37 @@ class GuiTest : public QObject {
     window.compareWith(fixture("runtime_mlp_after.gpuscope"));
     QVERIFY(diffs.wait(60'000));
     QCOMPARE(window.findChild<QTabWidget*>()->currentWidget(), window.diffView());
+  }
+
+  // A kernel's details carry its launch configuration and the call that launched it, to which an arrow
+  // points; the search finds by name in time order; shift-drag measures a range.
+  void timelineSaysWhatAnItemIsFindsAndMeasures() {
+    const auto snapshot = snapshotOf("nvtx_training.gpuscope");
+    TimelineView view;
+    showIn(view, snapshot);
+    QSignalSpy said(&view, &TimelineView::selected);
+    const QString kernel = QString::fromStdString(snapshot->trace.kernelName(0)).left(12);
+    QVERIFY(view.findNext(kernel));
+    const auto first = *view.selection();
+    const QString text = said.back().front().toString();
+    QVERIFY2(text.startsWith("kernel: ") && text.contains("grid ") && text.contains("launched by "), qPrintable(text));
+    QVERIFY(view.launchOf(first).has_value());
+    const Lane& lane = view.tracks()[first.track].lanes[first.lane];
+    QVERIFY(view.findNext(kernel));
+    const auto second = *view.selection();
+    QVERIFY(view.tracks()[second.track].lanes[second.lane].start[second.index] > lane.start[first.index]);
+    QVERIFY(!view.findNext("no kernel is named like this"));
+    view.axis().showAll();
+    const int y = TimelineView::kRulerHeight + 200;
+    QTest::mousePress(view.viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(400, y));
+    QTest::mouseMove(view.viewport(), QPoint(600, y));
+    QMouseEvent move(QEvent::MouseMove, QPointF(600, y), QPointF(600, y), Qt::LeftButton, Qt::LeftButton,
+                     Qt::ShiftModifier);
+    QApplication::sendEvent(view.viewport(), &move);
+    QTest::mouseRelease(view.viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(600, y));
+    QVERIFY(view.measured().has_value());
+    QVERIFY(view.measured()->second > view.measured()->first);
+    QVERIFY(said.back().front().toString().startsWith("Range: "));
   }
 
   void screenshotsShowTheView() {
