@@ -130,7 +130,9 @@ MemoryView::MemoryView(QWidget* parent)
 void MemoryView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   snapshot_ = std::move(snapshot);
   series_ = categorySeries(snapshot_->memory, snapshot_->categories);
-  chart_->setSeries(&series_, snapshot_->trace.startNs(), snapshot_->trace.endNs());
+  // From the first allocation on: a long set-up before it would squeeze the whole story to one edge.
+  const int64_t first = series_.time.empty() ? snapshot_->trace.startNs() : series_.time.front();
+  chart_->setSeries(&series_, first, std::max(snapshot_->trace.endNs(), first + 1));
   const analysis::DeviceMemory* top = snapshot_->memory.peakDevice();
   QString text =
       top ? qs("Peak " + analysis::formatBytes(top->peak_bytes) + " on " + snapshot_->trace.deviceLabel(top->device) +
@@ -140,9 +142,18 @@ void MemoryView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
     text += qs("  ·  Growing: " + analysis::formatBytes(snapshot_->memory.leak.growth_per_sample_bytes) +
                " per step (a leak?)");
   }
+  for (const analysis::PoolUsage& pool : snapshot_->pools) {
+    if (pool.slackBytes() <= 0) continue;
+    text += "\nMemory pool 0x" + QString::number(static_cast<qulonglong>(pool.pool), 16) +
+            qs(": reserved up to " + analysis::formatBytes(pool.peak_reserved_bytes) + "; at worst " +
+               analysis::formatBytes(pool.slackBytes()) + " reserved but not handed out (fragmentation) while " +
+               analysis::formatBytes(pool.worst.used_bytes) + " was in use");
+  }
   summary_->setText(text);
   choose(series_.peak_time);
 }
+
+QString MemoryView::summaryText() const { return summary_->text(); }
 
 void MemoryView::choose(int64_t t) {
   chart_->setChosen(t);

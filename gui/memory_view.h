@@ -1,6 +1,6 @@
 // The Memory view: the peak device's live bytes over time stacked by category, the peak and a chosen moment
 // marked; below, the allocations alive at that moment (the peak to start with), largest first, with their
-// category, age and creator; above, the peak, what the allocator reserved, and leaks flagged.
+// category, age and creator; above, the peak, what the allocator reserved, leaks and pool fragmentation.
 #pragma once
 
 #include <QWidget>
@@ -63,6 +63,7 @@ class MemoryView : public QWidget {
   void choose(int64_t t);  // shows the allocations alive at t
   AllocationsModel* allocations() const { return model_; }
   const CategorySeries& series() const { return series_; }
+  QString summaryText() const;
 
  private:
   std::shared_ptr<const TraceSnapshot> snapshot_;

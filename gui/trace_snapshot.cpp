@@ -43,6 +43,7 @@ Result<std::shared_ptr<const TraceSnapshot>> analyseTrace(const std::string& pat
   snapshot->iterations = analysis::findIterations(snapshot->trace);
   snapshot->memory = analysis::analyzeMemory(snapshot->trace, snapshot->iterations);
   snapshot->categories = analysis::categorizeMemory(snapshot->trace, snapshot->iterations, snapshot->memory);
+  snapshot->pools = analysis::analyzePools(snapshot->trace);
   snapshot->advice = advisor::advise(advisor::buildContext(snapshot->trace));
   snapshot->warnings = snapshot->stats.warnings;
   return std::shared_ptr<const TraceSnapshot>(std::move(snapshot));

@@ -9,6 +9,7 @@
 #include "advisor/advice.h"
 #include "analyzer/iterations.h"
 #include "analyzer/memory_categories.h"
+#include "analyzer/memory_pools.h"
 #include "analyzer/memory_timeline.h"
 #include "analyzer/stats.h"
 #include "analyzer/trace_data.h"
@@ -23,6 +24,7 @@ struct TraceSnapshot {
   analysis::Iterations iterations;
   analysis::MemoryAnalysis memory;  // live bytes over time per device, for the timeline's counter tracks
   analysis::MemoryCategories categories;
+  std::vector<analysis::PoolUsage> pools;  // stream-ordered memory pools, for fragmentation
   advisor::Advice advice;
   std::vector<std::string> warnings;  // data-quality warnings of the trace, shown, not buried
 };

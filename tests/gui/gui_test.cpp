@@ -279,6 +279,11 @@ class GuiTest : public QObject {
     QVERIFY(!model->index(0, AllocationsModel::kCreator).data().toString().isEmpty());
     view.choose(snapshot->trace.startNs());  // before anything was allocated
     QCOMPARE(model->rowCount(), 0);
+    // samples/memory_pool fragments its pool: 128 MiB reserved while 64 MiB were in use.
+    MemoryView pooled;
+    pooled.setSnapshot(snapshotOf("memory_pool.gpuscope"));
+    QVERIFY2(pooled.summaryText().contains("64.0 MiB reserved but not handed out (fragmentation)"),
+             qPrintable(pooled.summaryText()));
   }
 
   // Two runs of samples/runtime_mlp, before and after the plan (fused GEMM epilogue): the diff of the CLI.
