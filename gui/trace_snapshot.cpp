@@ -39,12 +39,14 @@ Result<std::shared_ptr<const TraceSnapshot>> analyseTrace(const std::string& pat
   auto snapshot = std::make_shared<TraceSnapshot>();
   snapshot->path = path;
   snapshot->trace = std::move(*trace);
-  snapshot->stats = analysis::computeStats(snapshot->trace);
-  snapshot->iterations = analysis::findIterations(snapshot->trace);
-  snapshot->memory = analysis::analyzeMemory(snapshot->trace, snapshot->iterations);
-  snapshot->categories = analysis::categorizeMemory(snapshot->trace, snapshot->iterations, snapshot->memory);
-  snapshot->pools = analysis::analyzePools(snapshot->trace);
-  snapshot->advice = advisor::advise(advisor::buildContext(snapshot->trace));
+  // The advisor's context already holds every analysis the views show: each is computed once.
+  advisor::Context context = advisor::buildContext(snapshot->trace);
+  snapshot->advice = advisor::advise(context);
+  snapshot->stats = std::move(context.stats);
+  snapshot->iterations = std::move(context.iterations);
+  snapshot->memory = std::move(context.memory);
+  snapshot->categories = std::move(context.categories);
+  snapshot->pools = std::move(context.pools);
   snapshot->warnings = snapshot->stats.warnings;
   return std::shared_ptr<const TraceSnapshot>(std::move(snapshot));
 }
