@@ -10,43 +10,27 @@ namespace {
 
 constexpr size_t kMemoryPoints = 300;
 
-struct Change {
-  int64_t time_ns;
-  size_t category;
-  int64_t bytes;  // + allocated, − freed
-};
-
+// At most kMemoryPoints points: in each stretch of time, the moment of the highest total.
 void memorySeries(const Context& c, PlotData& plot) {
   const analysis::DeviceMemory* peak = c.memory.peakDevice();
   if (!peak || peak->peak_bytes == 0) return;
-  std::vector<Change> changes;
-  for (size_t i = 0; i < c.memory.allocations.size(); ++i) {
-    const auto& a = c.memory.allocations[i];
-    if (a.device != peak->device) continue;
-    const auto category = i < c.categories.of_allocation.size() ? static_cast<size_t>(c.categories.of_allocation[i])
-                                                                : static_cast<size_t>(analysis::MemoryCategory::kOther);
-    changes.push_back({a.alloc_ns, category, a.bytes});
-    if (a.free_ns != analysis::kNone) changes.push_back({a.free_ns, category, -a.bytes});
-  }
-  std::stable_sort(changes.begin(), changes.end(),
-                   [](const Change& x, const Change& y) { return x.time_ns < y.time_ns; });
-  const int64_t start = changes.front().time_ns, span = std::max<int64_t>(1, changes.back().time_ns - start);
-  std::array<int64_t, analysis::kMemoryCategoryCount> live{}, best{};
-  int64_t best_total = -1, best_time = 0;
-  size_t bucket = 0;
+  const analysis::CategorySeries s = analysis::categorySeries(c.memory, c.categories);
+  if (s.time.empty()) return;
+  const int64_t start = s.time.front(), span = std::max<int64_t>(1, s.time.back() - start);
+  int64_t best_total = -1;
+  size_t best = 0, bucket = 0;
   auto flush = [&] {
     if (best_total < 0) return;
-    plot.memory_times_ns.push_back(best_time - c.trace.startNs());
-    for (size_t k = 0; k < live.size(); ++k) plot.memory_by_category[k].push_back(best[k]);
+    plot.memory_times_ns.push_back(s.time[best] - c.trace.startNs());
+    for (size_t k = 0; k < s.bytes.size(); ++k) plot.memory_by_category[k].push_back(s.bytes[k][best]);
     best_total = -1;
   };
-  for (const Change& ch : changes) {
-    const auto b = static_cast<size_t>((ch.time_ns - start) * static_cast<int64_t>(kMemoryPoints) / span);
+  for (size_t i = 0; i < s.time.size(); ++i) {
+    const auto b = static_cast<size_t>((s.time[i] - start) * static_cast<int64_t>(kMemoryPoints) / span);
     if (b != bucket) flush(), bucket = b;
-    live[ch.category] += ch.bytes;
     int64_t total = 0;
-    for (int64_t v : live) total += v;
-    if (total > best_total) best_total = total, best = live, best_time = ch.time_ns;
+    for (const auto& category : s.bytes) total += category[i];
+    if (total > best_total) best_total = total, best = i;
   }
   flush();
 }

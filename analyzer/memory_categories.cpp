@@ -104,34 +104,21 @@ std::vector<std::optional<MemoryCategory>> namedCategories(const TraceData& t, c
   return named;
 }
 
-// Replays the allocations of one device by category to find each category's own peak.
+// Each category's allocations, its share of the device's peak, and its own peak, from the series.
 void measureUsage(const MemoryAnalysis& memory, int32_t device, MemoryCategories& c) {
-  struct Change {
-    int64_t time, delta;
-    MemoryCategory category;
-  };
-  std::vector<Change> changes;
   for (size_t i = 0; i < memory.allocations.size(); ++i) {
     const Allocation& a = memory.allocations[i];
     if (a.device != device) continue;
-    changes.push_back({a.alloc_ns, a.bytes, c.of_allocation[i]});
-    if (a.free_ns != kNone) changes.push_back({a.free_ns, -a.bytes, c.of_allocation[i]});
     ++c.usage[static_cast<size_t>(c.of_allocation[i])].allocations;
     if (a.aliveAt(memory.devices[device].peak_ns)) {
       c.usage[static_cast<size_t>(c.of_allocation[i])].at_device_peak_bytes += a.bytes;
     }
   }
-  // Frees before allocations at the same moment, so a reuse does not count twice.
-  std::stable_sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) {
-    return x.time != y.time ? x.time < y.time : x.delta < y.delta;
-  });
-  std::array<int64_t, kMemoryCategoryCount> live{};
-  for (const Change& ch : changes) {
-    CategoryUsage& u = c.usage[static_cast<size_t>(ch.category)];
-    live[static_cast<size_t>(ch.category)] += ch.delta;
-    if (live[static_cast<size_t>(ch.category)] > u.peak_bytes) {
-      u.peak_bytes = live[static_cast<size_t>(ch.category)];
-      u.peak_ns = ch.time;
+  const CategorySeries series = categorySeries(memory, c);
+  for (size_t k = 0; k < series.bytes.size(); ++k) {
+    CategoryUsage& u = c.usage[k];
+    for (size_t p = 0; p < series.time.size(); ++p) {
+      if (series.bytes[k][p] > u.peak_bytes) u.peak_bytes = series.bytes[k][p], u.peak_ns = series.time[p];
     }
   }
 }
@@ -156,6 +143,46 @@ std::string_view toString(MemoryCategory category) {
   static constexpr std::array<std::string_view, kMemoryCategoryCount> kNames = {
       "parameters", "gradients", "optimizer_state", "activations", "temporaries", "other"};
   return kNames[static_cast<size_t>(category)];
+}
+
+CategorySeries categorySeries(const MemoryAnalysis& memory, const MemoryCategories& categories) {
+  CategorySeries s;
+  const DeviceMemory* top = memory.peakDevice();
+  if (!top) return s;
+  struct Change {
+    int64_t time, bytes;
+    size_t category;
+  };
+  std::vector<Change> changes;
+  for (size_t i = 0; i < memory.allocations.size(); ++i) {
+    const Allocation& a = memory.allocations[i];
+    if (a.device != top->device) continue;
+    const auto c =
+        static_cast<size_t>(i < categories.of_allocation.size() ? categories.of_allocation[i] : MemoryCategory::kOther);
+    changes.push_back({a.alloc_ns, a.bytes, c});
+    if (a.free_ns != kNone) changes.push_back({a.free_ns, -a.bytes, c});
+  }
+  // Frees before allocations at the same moment, so a reuse does not count twice.
+  std::stable_sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) {
+    return x.time != y.time ? x.time < y.time : x.bytes < y.bytes;
+  });
+  std::array<int64_t, kMemoryCategoryCount> live{};
+  for (const Change& ch : changes) {
+    live[ch.category] += ch.bytes;
+    s.time.push_back(ch.time);
+    int64_t total = 0;
+    for (size_t c = 0; c < live.size(); ++c) s.bytes[c].push_back(live[c]), total += live[c];
+    if (total > s.peak_total) s.peak_total = total, s.peak_time = ch.time;
+  }
+  return s;
+}
+
+std::array<int64_t, kMemoryCategoryCount> CategorySeries::at(int64_t t) const {
+  std::array<int64_t, kMemoryCategoryCount> out{};
+  const auto n = static_cast<size_t>(std::upper_bound(time.begin(), time.end(), t) - time.begin());
+  if (n == 0) return out;
+  for (size_t c = 0; c < out.size(); ++c) out[c] = bytes[c][n - 1];
+  return out;
 }
 
 }  // namespace gpuscope::analysis

@@ -42,4 +42,16 @@ MemoryCategories categorizeMemory(const TraceData& trace, const Iterations& iter
 
 std::string_view toString(MemoryCategory category);  // "parameters", "gradients", "optimizer_state", …
 
+// The device with the highest peak's live bytes over time by category: one point per allocation or free, in
+// time order (for the advisor's plot and the GUI's memory view).
+struct CategorySeries {
+  std::vector<int64_t> time;                                     // each change, in time order
+  std::array<std::vector<int64_t>, kMemoryCategoryCount> bytes;  // live bytes of each after it
+  int64_t peak_total = 0, peak_time = 0;
+  // Live bytes of each category at time t (all 0 before the first change).
+  std::array<int64_t, kMemoryCategoryCount> at(int64_t t) const;
+};
+
+CategorySeries categorySeries(const MemoryAnalysis& memory, const MemoryCategories& categories);
+
 }  // namespace gpuscope::analysis

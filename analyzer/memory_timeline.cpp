@@ -136,14 +136,8 @@ int64_t liveAt(const DeviceMemory& d, int64_t t) {
 }
 
 void findLiveAtPeak(MemoryAnalysis& m) {
-  for (size_t i = 0; i < m.allocations.size(); ++i) {
-    const Allocation& a = m.allocations[i];
-    DeviceMemory& d = m.devices[a.device];
-    if (d.peak_bytes > 0 && a.aliveAt(d.peak_ns)) d.live_at_peak.push_back(static_cast<int32_t>(i));
-  }
   for (DeviceMemory& d : m.devices) {
-    std::stable_sort(d.live_at_peak.begin(), d.live_at_peak.end(),
-                     [&](int32_t x, int32_t y) { return m.allocations[x].bytes > m.allocations[y].bytes; });
+    if (d.peak_bytes > 0) d.live_at_peak = aliveAt(m, d.device, d.peak_ns);
   }
 }
 
@@ -200,6 +194,17 @@ LeakCheck checkLeak(const MemoryAnalysis& m, const Iterations& iterations) {
 }
 
 }  // namespace
+
+std::vector<int32_t> aliveAt(const MemoryAnalysis& m, int32_t device, int64_t t) {
+  std::vector<int32_t> out;
+  for (size_t i = 0; i < m.allocations.size(); ++i) {
+    const Allocation& a = m.allocations[i];
+    if (a.device == device && a.aliveAt(t)) out.push_back(static_cast<int32_t>(i));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [&](int32_t x, int32_t y) { return m.allocations[x].bytes > m.allocations[y].bytes; });
+  return out;
+}
 
 const DeviceMemory* MemoryAnalysis::peakDevice() const {
   if (devices.empty()) return nullptr;

@@ -63,6 +63,10 @@ struct MemoryAnalysis {
 
 MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iterations);
 
+// Indexes into memory.allocations of those on `device` alive at time t, largest first (at a device's peak
+// time: its live_at_peak).
+std::vector<int32_t> aliveAt(const MemoryAnalysis& memory, int32_t device, int64_t t);
+
 // Who made an allocation: "cudaMalloc in NVTX range 'forward'" (the innermost range on the allocating
 // thread), "a PyTorch tensor in NVTX range 'Net.fc1 (forward)'" (the innermost range of any thread: the
 // allocator's events carry no thread), or what is known of it.

@@ -29,7 +29,8 @@ void AllocationsModel::show(std::shared_ptr<const TraceSnapshot> snapshot, int64
   beginResetModel();
   snapshot_ = std::move(snapshot);
   time_ = t;
-  rows_ = snapshot_ ? aliveAt(snapshot_->memory, t) : std::vector<size_t>{};
+  const analysis::DeviceMemory* top = snapshot_ ? snapshot_->memory.peakDevice() : nullptr;
+  rows_ = top ? analysis::aliveAt(snapshot_->memory, top->device, t) : std::vector<int32_t>{};
   endResetModel();
 }
 
@@ -39,7 +40,7 @@ int AllocationsModel::rowCount(const QModelIndex& parent) const {
 
 QVariant AllocationsModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  const size_t i = rows_[static_cast<size_t>(index.row())];
+  const auto i = static_cast<size_t>(rows_[static_cast<size_t>(index.row())]);
   const analysis::Allocation& a = snapshot_->memory.allocations[i];
   if (role == Qt::TextAlignmentRole && index.column() != kCreator) return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole) return {};
@@ -54,7 +55,7 @@ QVariant AllocationsModel::data(const QModelIndex& index, int role) const {
 
 MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) { setMinimumHeight(180); }
 
-void MemoryChart::setSeries(const CategorySeries* series, int64_t start_ns, int64_t end_ns) {
+void MemoryChart::setSeries(const analysis::CategorySeries* series, int64_t start_ns, int64_t end_ns) {
   series_ = series;
   start_ = start_ns;
   end_ = std::max(end_ns, start_ns + 1);
@@ -129,7 +130,7 @@ MemoryView::MemoryView(QWidget* parent)
 
 void MemoryView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   snapshot_ = std::move(snapshot);
-  series_ = categorySeries(snapshot_->memory, snapshot_->categories);
+  series_ = analysis::categorySeries(snapshot_->memory, snapshot_->categories);
   // From the first allocation on: a long set-up before it would squeeze the whole story to one edge.
   const int64_t first = series_.time.empty() ? snapshot_->trace.startNs() : series_.time.front();
   chart_->setSeries(&series_, first, std::max(snapshot_->trace.endNs(), first + 1));

@@ -6,7 +6,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "gui/memory_series.h"
+#include "analyzer/memory_categories.h"
 #include "gui/table_model.h"
 #include "gui/trace_snapshot.h"
 
@@ -28,7 +28,7 @@ class AllocationsModel : public TableModel {
 
  private:
   std::shared_ptr<const TraceSnapshot> snapshot_;
-  std::vector<size_t> rows_;  // indexes into snapshot_->memory.allocations
+  std::vector<int32_t> rows_;  // indexes into snapshot_->memory.allocations
   int64_t time_ = 0;
 };
 
@@ -38,7 +38,7 @@ class MemoryChart : public QWidget {
  public:
   static constexpr int kLegendHeight = 20;
   explicit MemoryChart(QWidget* parent = nullptr);
-  void setSeries(const CategorySeries* series, int64_t start_ns, int64_t end_ns);
+  void setSeries(const analysis::CategorySeries* series, int64_t start_ns, int64_t end_ns);
   void setChosen(int64_t t);
   int64_t timeAtX(int x) const;
 
@@ -50,7 +50,7 @@ class MemoryChart : public QWidget {
   void mousePressEvent(QMouseEvent* event) override;
 
  private:
-  const CategorySeries* series_ = nullptr;
+  const analysis::CategorySeries* series_ = nullptr;
   int64_t start_ = 0, end_ = 1, chosen_ = 0;
 };
 
@@ -62,12 +62,12 @@ class MemoryView : public QWidget {
   void setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);
   void choose(int64_t t);  // shows the allocations alive at t
   AllocationsModel* allocations() const { return model_; }
-  const CategorySeries& series() const { return series_; }
+  const analysis::CategorySeries& series() const { return series_; }
   QString summaryText() const;
 
  private:
   std::shared_ptr<const TraceSnapshot> snapshot_;
-  CategorySeries series_;
+  analysis::CategorySeries series_;
   QLabel* summary_;
   MemoryChart* chart_;
   AllocationsModel* model_;

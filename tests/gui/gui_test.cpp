@@ -273,7 +273,10 @@ class GuiTest : public QObject {
     QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     QVERIFY(model->rowCount() > 0);
     int64_t listed = 0;
-    for (size_t i : aliveAt(snapshot->memory, model->time())) listed += snapshot->memory.allocations[i].bytes;
+    const int32_t device = snapshot->memory.peakDevice()->device;
+    for (int32_t i : analysis::aliveAt(snapshot->memory, device, model->time())) {
+      listed += snapshot->memory.allocations[static_cast<size_t>(i)].bytes;
+    }
     QCOMPARE(listed, peak);
     QVERIFY(model->index(0, AllocationsModel::kSize).data().toString().contains("B"));
     QVERIFY(!model->index(0, AllocationsModel::kCreator).data().toString().isEmpty());
