@@ -16,9 +16,7 @@ constexpr double kMostOfThePool = 0.95;  // no fix removes every kernel or every
 bool hasFix(const std::vector<const Finding*>& findings, std::string_view kind, std::string_view setting = "") {
   return std::any_of(findings.begin(), findings.end(), [&](const Finding* f) {
     return std::any_of(f->fix.plan.begin(), f->fix.plan.end(), [&](const plan::Fix& x) {
-      const plan::Value* v = x.param("setting");
-      const auto* text = v ? std::get_if<std::string>(v) : nullptr;
-      return x.kind == kind && (setting.empty() || (text && *text == setting));
+      return x.kind == kind && (setting.empty() || x.text("setting") == setting);
     });
   });
 }
@@ -41,9 +39,7 @@ int64_t predictPeak(const Context& c, const std::vector<const Finding*>& finding
   what.drop_temporaries =
       torch && (hasFix(findings, "fusion") || hasFix(findings, "cuda_graphs") || hasFix(findings, "gemm_padding"));
   const std::optional<analysis::TensorReplay> replay = analysis::replayTensors(c.trace, c.memory, c.categories, what);
-  const bool tensors = std::any_of(c.memory.allocations.begin(), c.memory.allocations.end(),
-                                   [](const analysis::Allocation& x) { return x.tensor; });
-  if (!tensors || !replay || (what.checkpoint_blocks && replay->blocks == 0)) {
+  if (!c.memory.hasTensors() || !replay || (what.checkpoint_blocks && replay->blocks == 0)) {
     return std::max<int64_t>(0, c.model.measured_peak_bytes - largest);
   }
   const int64_t weight_cache =
@@ -91,9 +87,7 @@ constexpr std::string_view kPredictionBasis =
 bool appliedByGpuscope(const plan::Fix& fix, Framework framework) {
   if (framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
   if (fix.kind == "attention") return false;
-  const plan::Value* setting = fix.kind == "optimizer" ? fix.param("setting") : nullptr;
-  const auto* text = setting ? std::get_if<std::string>(setting) : nullptr;
-  return fix.kind != "optimizer" || (text && *text == "fused");
+  return fix.kind != "optimizer" || fix.text("setting") == "fused";
 }
 
 // The findings whose fixes the plan carries and gpuscope applies without a code change.
@@ -125,10 +119,8 @@ std::vector<std::string> notesOn(const Context& c) {
 
 // With PyTorch's allocator events the peak counts tensors; the caching allocator held more from CUDA.
 std::string memoryBasis(const Context& c) {
-  const bool tensors = std::any_of(c.memory.allocations.begin(), c.memory.allocations.end(),
-                                   [](const analysis::Allocation& x) { return x.tensor; });
   const analysis::DeviceMemory* top = c.memory.peakDevice();
-  if (!tensors || !top) return "peak device memory";
+  if (!c.memory.hasTensors() || !top) return "peak device memory";
   if (top->cuda_peak_bytes == 0)
     return "peak of PyTorch's tensors (what its caching allocator reserved is not in the trace)";
   return "peak of PyTorch's tensors (the caching allocator reserved " + analysis::formatBytes(top->cuda_peak_bytes) +

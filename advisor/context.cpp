@@ -4,6 +4,7 @@
 
 #include "analyzer/duration_stats.h"
 #include "analyzer/kernel_names.h"
+#include "analyzer/tensor_replay.h"
 
 namespace gpuscope::advisor {
 
@@ -147,15 +148,13 @@ PhaseWork Context::phaseWork(analysis::Phase phase) const {
 
 namespace {
 
-// "….h.3 (forward)": a forward range of an item of a ModuleList or Sequential.
+// "….h.3 (forward)": the forward range of a repeated block, the outermost item of a ModuleList or Sequential
+// (the same blocks the tensor replay checkpoints).
 bool isBlockForward(std::string_view name) {
-  analysis::Phase phase;
   if (!analysis::isModuleRange(name)) return false;
+  analysis::Phase phase;
   const std::string module = analysis::moduleOfRange(name, phase);
-  const size_t dot = module.rfind('.');
-  if (phase != analysis::Phase::kForward || dot == std::string::npos || dot + 1 == module.size()) return false;
-  return std::all_of(module.begin() + static_cast<std::ptrdiff_t>(dot) + 1, module.end(),
-                     [](char ch) { return ch >= '0' && ch <= '9'; });
+  return phase == analysis::Phase::kForward && analysis::blockOf(module) == module;
 }
 
 }  // namespace

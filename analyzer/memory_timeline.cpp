@@ -206,6 +206,10 @@ std::vector<int32_t> aliveAt(const MemoryAnalysis& m, int32_t device, int64_t t)
   return out;
 }
 
+bool MemoryAnalysis::hasTensors() const {
+  return std::any_of(allocations.begin(), allocations.end(), [](const Allocation& a) { return a.tensor; });
+}
+
 const DeviceMemory* MemoryAnalysis::peakDevice() const {
   if (devices.empty()) return nullptr;
   return &*std::max_element(devices.begin(), devices.end(),

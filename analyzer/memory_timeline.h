@@ -59,6 +59,8 @@ struct MemoryAnalysis {
   // The device with the highest peak, which the categories, leak check and reports describe; nullptr
   // when the trace has no devices.
   const DeviceMemory* peakDevice() const;
+  // Whether some allocations are PyTorch tensors (the trace has the caching allocator's events).
+  bool hasTensors() const;
 };
 
 MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iterations);

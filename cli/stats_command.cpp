@@ -232,7 +232,7 @@ Report iterationsReport(const analysis::Iterations& it) {
 
 Report memoryReport(const analysis::MemoryAnalysis& m, const analysis::TraceData& trace) {
   const auto& leak = m.leak;
-  const bool tensors = std::any_of(m.allocations.begin(), m.allocations.end(), [](const auto& a) { return a.tensor; });
+  const bool tensors = m.hasTensors();
   std::string title = tensors ? "Device memory (PyTorch's tensors, from its caching allocator's events)"
                               : "Device memory (allocations CUDA saw; for PyTorch, its caching allocator's segments)";
   title += leak.growing

@@ -13,6 +13,12 @@ bool isFixKind(std::string_view kind) {
   return std::find(std::begin(kFixKinds), std::end(kFixKinds), kind) != std::end(kFixKinds);
 }
 
+std::string_view Fix::text(std::string_view key) const {
+  const Value* v = param(key);
+  const auto* s = v ? std::get_if<std::string>(v) : nullptr;
+  return s ? std::string_view(*s) : std::string_view();
+}
+
 const Value* Fix::param(std::string_view key) const {
   for (const Param& p : params) {
     if (p.key == key) return &p.value;

@@ -44,6 +44,7 @@ struct Fix {
   std::string rule;  // the advisor rule that proposed it
   std::vector<Param> params;
   const Value* param(std::string_view key) const;
+  std::string_view text(std::string_view key) const;  // a text parameter, or "" when absent or not text
 };
 
 struct Outcome {
