@@ -1,4 +1,5 @@
 #include "gui/diff_view.h"
+#include "gui/text.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -12,11 +13,10 @@ namespace gpuscope::gui {
 
 namespace {
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
-QString duration(double ns) { return qs(analysis::formatDuration(static_cast<int64_t>(ns))); }
-
 QString line(const char* what, const analysis::Change& c, bool bytes) {
-  auto text = [&](double v) { return bytes ? qs(analysis::formatBytes(static_cast<int64_t>(v))) : duration(v); };
+  auto text = [&](double v) {
+    return bytes ? bytesText(static_cast<int64_t>(v)) : durationText(static_cast<int64_t>(v));
+  };
   return QString("<tr><td>%1</td><td align=right>%2</td><td>→</td><td align=right>%3</td><td>%4</td></tr>")
       .arg(what, text(c.before), text(c.after), qs(analysis::percentText(c)));
 }
@@ -69,9 +69,9 @@ QVariant ChangesModel::data(const QModelIndex& index, int role) const {
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case kName: return qs(k.name);
-    case kBefore: return duration(k.time_ns.before);
-    case kAfter: return duration(k.time_ns.after);
-    case kChange: return (k.time_ns.delta() > 0 ? "+" : "") + duration(k.time_ns.delta());
+    case kBefore: return durationText(static_cast<int64_t>(k.time_ns.before));
+    case kAfter: return durationText(static_cast<int64_t>(k.time_ns.after));
+    case kChange: return (k.time_ns.delta() > 0 ? "+" : "") + durationText(static_cast<int64_t>(k.time_ns.delta()));
     case kPercent: return qs(analysis::percentText(k.time_ns));
     case kLaunchesBefore: return QString::number(k.count.before, 'f', 0);
     case kLaunchesAfter: return QString::number(k.count.after, 'f', 0);

@@ -1,4 +1,5 @@
 #include "gui/findings_model.h"
+#include "gui/text.h"
 
 #include <QBrush>
 #include <QColor>
@@ -8,8 +9,6 @@
 namespace gpuscope::gui {
 
 namespace {
-
-QString text(const std::string& s) { return QString::fromStdString(s); }
 
 QColor severityColour(advisor::Severity s) {
   switch (s) {
@@ -46,14 +45,14 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const {
   const advisor::Finding& f = *finding(index);
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
-      case kSeverity: return text(std::string(toString(f.severity)));
-      case kTitle: return text(f.title);
-      case kGain: return text(advisor::gainText(f, snapshot_->advice.per_step));
+      case kSeverity: return qs(std::string(toString(f.severity)));
+      case kTitle: return qs(f.title);
+      case kGain: return qs(advisor::gainText(f, snapshot_->advice.per_step));
       default: return {};
     }
   }
   if (role == Qt::ForegroundRole && index.column() == kSeverity) return QBrush(severityColour(f.severity));
-  if (role == Qt::ToolTipRole) return text(f.summary);
+  if (role == Qt::ToolTipRole) return qs(f.summary);
   return {};
 }
 

@@ -1,15 +1,11 @@
 #include "gui/kernel_table_model.h"
+#include "gui/text.h"
 
 #include "analyzer/units.h"
 
 namespace gpuscope::gui {
 
-namespace {
-
-QString text(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
-QString duration(int64_t ns) { return QString::fromStdString(analysis::formatDuration(ns)); }
-
-}  // namespace
+namespace {}  // namespace
 
 KernelTableModel::KernelTableModel(QObject* parent)
     : TableModel({tr("Name"), tr("Class"), tr("Precision"), tr("Count"), tr("Total"), tr("Mean"), tr("Median"),
@@ -36,13 +32,12 @@ void KernelTableModel::rebuild() {
   if (!snapshot_) return;
   if (grouping_ == Grouping::kByName) {
     for (const auto& k : snapshot_->stats.kernels) {
-      rows_.push_back(
-          {text(k.name), text(toString(k.kind.cls)), text(toString(k.kind.precision)), k.time, k.share_of_gpu});
+      rows_.push_back({qs(k.name), qs(toString(k.kind.cls)), qs(toString(k.kind.precision)), k.time, k.share_of_gpu});
     }
   } else {
     for (const auto& k : snapshot_->stats.kernel_classes) {
-      rows_.push_back({text(toString(k.cls)) + " (" + QString::number(k.distinct_kernels) + " kernels)",
-                       text(toString(k.cls)), text(toString(k.precision)), k.time, k.share_of_gpu});
+      rows_.push_back({qs(toString(k.cls)) + " (" + QString::number(k.distinct_kernels) + " kernels)",
+                       qs(toString(k.cls)), qs(toString(k.precision)), k.time, k.share_of_gpu});
     }
   }
 }
@@ -57,8 +52,8 @@ std::optional<std::pair<int64_t, int64_t>> KernelTableModel::firstRun(int row) c
   for (size_t k = 0; k < t.kernels.size(); ++k) {
     const bool match = grouping_ == Grouping::kByName
                            ? t.kernelName(k) == name
-                           : text(toString(kinds[t.kernels.config[k]].cls)) == r.cls &&
-                                 text(toString(kinds[t.kernels.config[k]].precision)) == r.precision;
+                           : qs(toString(kinds[t.kernels.config[k]].cls)) == r.cls &&
+                                 qs(toString(kinds[t.kernels.config[k]].precision)) == r.precision;
     if (match) return std::make_pair(t.kernels.start_ns[k], t.kernels.end_ns[k]);
   }
   return std::nullopt;
@@ -83,13 +78,13 @@ QVariant KernelTableModel::display(const Row& row, int column) const {
     case kName: return row.name;
     case kClass: return row.cls;
     case kPrecision: return row.precision;
-    case kCount: return QString::fromStdString(analysis::formatCount(row.time.count));
-    case kTotal: return duration(row.time.total);
-    case kMean: return duration(static_cast<int64_t>(row.time.mean()));
-    case kMedian: return duration(row.time.median);
-    case kMin: return duration(row.time.min);
-    case kMax: return duration(row.time.max);
-    case kShare: return QString::fromStdString(analysis::formatShare(row.share));
+    case kCount: return qs(analysis::formatCount(row.time.count));
+    case kTotal: return durationText(row.time.total);
+    case kMean: return durationText(static_cast<int64_t>(row.time.mean()));
+    case kMedian: return durationText(row.time.median);
+    case kMin: return durationText(row.time.min);
+    case kMax: return durationText(row.time.max);
+    case kShare: return qs(analysis::formatShare(row.share));
     default: return {};
   }
 }

@@ -1,4 +1,5 @@
 #include "gui/memory_view.h"
+#include "gui/text.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -13,8 +14,6 @@
 namespace gpuscope::gui {
 
 namespace {
-
-QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 const QColor kCategoryColours[analysis::kMemoryCategoryCount] = {QColor(0x4c, 0x72, 0xb0), QColor(0xdd, 0x84, 0x52),
                                                                  QColor(0x55, 0xa8, 0x68), QColor(0xc4, 0x4e, 0x52),
@@ -45,9 +44,9 @@ QVariant AllocationsModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::TextAlignmentRole && index.column() != kCreator) return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
-    case kSize: return qs(analysis::formatBytes(a.bytes));
+    case kSize: return bytesText(a.bytes);
     case kCategory: return qs(std::string(toString(snapshot_->categories.of_allocation[i])));
-    case kAge: return qs(analysis::formatDuration(time_ - a.alloc_ns));
+    case kAge: return durationText(time_ - a.alloc_ns);
     case kCreator: return qs(analysis::creatorOf(snapshot_->trace, a));
     default: return {};
   }

@@ -1,4 +1,5 @@
 #include "gui/timeline_details.h"
+#include "gui/text.h"
 
 #include "analyzer/memory_timeline.h"
 #include "analyzer/units.h"
@@ -7,9 +8,6 @@
 namespace gpuscope::gui {
 
 namespace {
-
-QString qs(const std::string& s) { return QString::fromStdString(s); }
-QString duration(int64_t ns) { return qs(analysis::formatDuration(ns)); }
 
 const analysis::GpuWorkColumns* workOf(const analysis::TraceData& t, ItemKind kind) {
   switch (kind) {
@@ -25,10 +23,11 @@ QString launchText(const analysis::TraceData& t, const analysis::GpuWorkColumns&
   const int32_t call = w.launch_call[row];
   if (call == analysis::kNone) return "; no launch call recorded";
   const auto c = static_cast<size_t>(call);
-  QString text = QString("; launched by %1 (%2, thread %3), %4 before it started")
-                     .arg(qs(t.text(t.api_calls.name[c])), duration(t.api_calls.end_ns[c] - t.api_calls.start_ns[c]))
-                     .arg(t.api_calls.thread_id[c])
-                     .arg(duration(w.start_ns[row] - t.api_calls.start_ns[c]));
+  QString text =
+      QString("; launched by %1 (%2, thread %3), %4 before it started")
+          .arg(qs(t.text(t.api_calls.name[c])), durationText(t.api_calls.end_ns[c] - t.api_calls.start_ns[c]))
+          .arg(t.api_calls.thread_id[c])
+          .arg(durationText(w.start_ns[row] - t.api_calls.start_ns[c]));
   const int32_t range =
       analysis::innermostRange(t, t.api_calls.session[c], t.api_calls.thread_id[c], t.api_calls.start_ns[c]);
   if (range != analysis::kNone) text += "; inside NVTX range '" + qs(t.text(t.nvtx.name[range])) + "'";
@@ -45,7 +44,7 @@ QString kernelText(const analysis::TraceData& t, uint32_t row) {
       .arg(k.block_y)
       .arg(k.block_z)
       .arg(k.registers_per_thread)
-      .arg(qs(analysis::formatBytes(k.static_shared_bytes + k.dynamic_shared_bytes)));
+      .arg(bytesText(k.static_shared_bytes + k.dynamic_shared_bytes));
 }
 
 }  // namespace
@@ -69,11 +68,11 @@ QString describeItem(const analysis::TraceData& t, ItemKind kind, uint32_t row) 
       const std::string_view direction = schema::enumName(t.copies.kind[row]);
       name = "copy " + QString::fromUtf8(direction.data(), static_cast<qsizetype>(direction.size()));
       extra = QString("; %1 at %2 GB/s")
-                  .arg(qs(analysis::formatBytes(t.copies.bytes[row])))
+                  .arg(bytesText(t.copies.bytes[row]))
                   .arg(static_cast<double>(t.copies.bytes[row]) / seconds / 1e9, 0, 'f', 1) +
               extra;
     }
-    if (kind == ItemKind::kMemset) name = "memset " + qs(analysis::formatBytes(t.memsets.bytes[row]));
+    if (kind == ItemKind::kMemset) name = "memset " + bytesText(t.memsets.bytes[row]);
     extra += launchText(t, *w, row);
   } else if (kind == ItemKind::kApiCall) {
     start = t.api_calls.start_ns[row], end = t.api_calls.end_ns[row];
@@ -85,7 +84,7 @@ QString describeItem(const analysis::TraceData& t, ItemKind kind, uint32_t row) 
     if (t.nvtx.domain[row] != 0) extra = "; domain " + qs(t.text(t.nvtx.domain[row]));
   }
   return QString("%1: %2 — starts at %3, lasts %4%5")
-      .arg(kKinds[static_cast<int>(kind)], name, duration(start - t.startNs()), duration(end - start), extra);
+      .arg(kKinds[static_cast<int>(kind)], name, durationText(start - t.startNs()), durationText(end - start), extra);
 }
 
 }  // namespace gpuscope::gui

@@ -1,4 +1,5 @@
 #include "gui/timeline_view.h"
+#include "gui/text.h"
 
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -131,7 +132,7 @@ void TimelineView::paintCounter(QPainter& p, const Counter& c, int top) const {
   }
   p.restore();
   p.setPen(palette().text().color());
-  const QString title = c.title + " (peak " + QString::fromStdString(analysis::formatBytes(c.peak)) + ")";
+  const QString title = c.title + " (peak " + bytesText(c.peak) + ")";
   p.drawText(QRect(4, std::max(top, kRulerHeight), kTitleWidth - 8, kCounterHeight),
              Qt::AlignVCenter | Qt::TextWordWrap, title);
 }
@@ -220,7 +221,7 @@ void TimelineView::paintRuler(QPainter& p) const {
     const double x = kTitleWidth + axis_.xOf(t);
     if (x > viewport()->width()) break;
     p.drawLine(QPointF(x, 2), QPointF(x, 16));
-    p.drawText(QPointF(x + 3, 14), QString::fromStdString(analysis::formatDuration(t - origin)));
+    p.drawText(QPointF(x + 3, 14), durationText(t - origin));
   }
 }
 
@@ -342,11 +343,10 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
   if (measuring_ && measured_) {
     auto [a, b] = *measured_;
     measured_ = std::make_pair(std::min(a, b), std::max(a, b));
-    emit selected(
-        QString("Range: %1, from %2 to %3")
-            .arg(QString::fromStdString(analysis::formatDuration(measured_->second - measured_->first)))
-            .arg(QString::fromStdString(analysis::formatDuration(measured_->first - snapshot_->trace.startNs())))
-            .arg(QString::fromStdString(analysis::formatDuration(measured_->second - snapshot_->trace.startNs()))));
+    emit selected(QString("Range: %1, from %2 to %3")
+                      .arg(durationText(measured_->second - measured_->first))
+                      .arg(durationText(measured_->first - snapshot_->trace.startNs()))
+                      .arg(durationText(measured_->second - snapshot_->trace.startNs())));
   }
   measuring_ = dragging_ = false;
   event->accept();
