@@ -148,7 +148,8 @@ Advice advise(const Context& c) {
   for (const Finding& f : a.findings) every.push_back(&f);
   a.predicted = predict(c, every);
   a.prediction_basis = std::string(kPredictionBasis);
-  a.plan_predicted = predict(c, appliedByThePlan(a.findings, c.framework));
+  const std::vector<const Finding*> applied = appliedByThePlan(a.findings, c.framework);
+  a.plan_predicted = applied == every ? a.predicted : predict(c, applied);  // the replay is not cheap
   a.notes = notesOn(c);
   a.plots = plotData(c);
   return a;
