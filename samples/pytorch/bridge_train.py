@@ -1,9 +1,10 @@
 """A small GPT-2 (transformers GPT2Config: 2 layers, 256 wide, vocabulary 8,192) trained for a few steps
 with AdamW on random tokens served by a DataLoader with two forked workers: the program gpuscope's PyTorch
 bridge is checked on (`gpuscope record --torch`). Deterministic: it prints the same losses with or
-without gpuscope. --snapshot FILE records PyTorch's own memory history and saves the snapshot as JSON,
-and --profile FILE runs it under torch.profiler (CUDA activity and memory) and saves its Chrome trace, as a
-user would for `gpuscope import`."""
+without gpuscope. --snapshot FILE records PyTorch's own memory history and saves the snapshot: pickled
+for a .pickle file, as torch.cuda.memory._dump_snapshot() writes it, else as JSON. --profile FILE runs it
+under torch.profiler (CUDA activity and memory) and saves its Chrome trace, as a user would for `gpuscope
+import`."""
 
 import argparse
 import json
@@ -20,7 +21,9 @@ def batches(steps, batch, tokens, vocab):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=6)
-    parser.add_argument("--snapshot", help="write torch.cuda.memory._snapshot() here as JSON")
+    parser.add_argument("--snapshot", action="append", default=[],
+                        help="write the memory snapshot here: pickled by _dump_snapshot() for a .pickle file, "
+                             "else as JSON (may be given twice: both come from the same moment)")
     parser.add_argument("--profile", help="write a torch.profiler Chrome trace here")
     args = parser.parse_args()
     from transformers import GPT2Config, GPT2LMHeadModel
@@ -50,9 +53,12 @@ def main():
     if profiler:
         profiler.stop()
         profiler.export_chrome_trace(args.profile)
-    if args.snapshot:
-        with open(args.snapshot, "w") as f:
-            json.dump(torch.cuda.memory._snapshot(), f)
+    for path in args.snapshot:
+        if path.endswith(".pickle"):
+            torch.cuda.memory._dump_snapshot(path)
+        else:
+            with open(path, "w") as f:
+                json.dump(torch.cuda.memory._snapshot(), f)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-// PyTorch memory snapshots (tests/fixtures/pytorch_memory_snapshot.json, made on an H100, and its pickle) read into
+// PyTorch memory snapshots (tests/fixtures/pytorch_memory_snapshot.pickle, dumped on an H100, and its JSON twin) read into
 // trace rows; the bridge's allocator events merged into the session of their process; bad snapshots refused with one
 // clear error.
 #include <gtest/gtest.h>
@@ -131,7 +131,7 @@ TEST(TorchMemory, ImportWritesATrace) {
   EXPECT_TRUE(importTrace(testing::fixturePath("pytorch_memory_snapshot.json"), dir.path("t.gpuscope"), true));
 }
 
-// torch.cuda.memory._dump_snapshot() pickles the snapshot: the same snapshot pickled imports to the same rows.
+// torch.cuda.memory._dump_snapshot() pickles the snapshot: the real pickle imports to the rows of its JSON twin.
 TEST(TorchMemory, PickledSnapshotsImportLikeTheirJson) {
   testing::TempDir dir;
   ASSERT_TRUE(importTrace(testing::fixturePath("pytorch_memory_snapshot.pickle"), dir.path("p.gpuscope"), false));
