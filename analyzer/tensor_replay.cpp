@@ -102,23 +102,41 @@ int64_t checkpointLives(const TraceData& trace, const MemoryAnalysis& memory, co
   return std::count_if(replayed.begin(), replayed.end(), [](const auto& r) { return r.second; });
 }
 
-// Per allocation: whether the first kernel launched after it was made is one a compiler fuses (its output,
-// this tensor, then stays in registers). PyTorch allocates an op's output just before launching its kernel.
+// Per allocation: whether a compiler would keep it on chip. PyTorch allocates an op's output just before
+// launching the kernel that writes it, and frees a tensor after its readers. A tensor written by a kernel a
+// compiler fuses, during whose whole life only such kernels were launched, lives inside one run of fusable
+// kernels, which the compiler makes one kernel. One that lives across a GEMM, a convolution or a library
+// call (its reader, or a reader of something after it) is still written out.
 std::vector<bool> madeByFusableKernels(const TraceData& t, const MemoryAnalysis& memory) {
   const std::vector<KernelKind> kinds = classifyConfigs(t);
-  std::vector<std::pair<int64_t, size_t>> launches;  // (launch call start, kernel)
+  struct Launches {
+    std::vector<int64_t> at;         // launch call starts, in order
+    std::vector<int32_t> unfusable;  // unfusable[i]: how many of the first i kernels a compiler does not fuse
+  };
+  std::map<int32_t, Launches> by_session;
+  std::vector<std::pair<int64_t, size_t>> order;
   for (size_t k = 0; k < t.kernels.size(); ++k) {
     if (const int32_t call = t.kernels.launch_call[k]; call != kNone) {
-      launches.push_back({t.api_calls.start_ns[static_cast<size_t>(call)], k});
+      order.push_back({t.api_calls.start_ns[static_cast<size_t>(call)], k});
     }
   }
-  std::sort(launches.begin(), launches.end());
+  std::sort(order.begin(), order.end());
+  for (const auto& [at, k] : order) {
+    Launches& l = by_session[t.kernels.session[k]];
+    if (l.unfusable.empty()) l.unfusable.push_back(0);
+    const bool fusable = kinds[t.kernels.config[k]].fusable();
+    l.at.push_back(at);
+    l.unfusable.push_back(l.unfusable.back() + (fusable ? 0 : 1));
+  }
   std::vector<bool> out(memory.allocations.size(), false);
   for (size_t i = 0; i < out.size(); ++i) {
     const Allocation& a = memory.allocations[i];
-    auto it = std::lower_bound(launches.begin(), launches.end(), std::pair<int64_t, size_t>{a.alloc_ns, 0});
-    while (it != launches.end() && t.kernels.session[it->second] != a.session) ++it;
-    out[i] = it != launches.end() && kinds[t.kernels.config[it->second]].fusable();
+    auto l = by_session.find(a.session);
+    if (a.free_ns == kNone || l == by_session.end()) continue;
+    const Launches& s = l->second;
+    const auto first = std::lower_bound(s.at.begin(), s.at.end(), a.alloc_ns) - s.at.begin();
+    const auto end = std::lower_bound(s.at.begin(), s.at.end(), a.free_ns) - s.at.begin();
+    out[i] = first < end && s.unfusable[static_cast<size_t>(end)] == s.unfusable[static_cast<size_t>(first)];
   }
   return out;
 }

@@ -23,7 +23,7 @@ std::string blockOf(const std::string& module);
 struct MemoryChanges {
   bool checkpoint_blocks = false;  // each repeated block checkpointed
   double activation_scale = 1.0;   // activations' bytes scaled: 0.5 for bf16 autocast of an fp32 model
-  bool drop_temporaries = false;   // temporaries a fusable kernel wrote go: a compiler keeps them on chip
+  bool drop_temporaries = false;   // temporaries living inside a run of fusable kernels go: compiled, on chip
 };
 
 struct TensorReplay {

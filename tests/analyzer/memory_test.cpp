@@ -149,6 +149,30 @@ TEST(Memory, ReplayedWhatIfsOfTheTensors) {
   EXPECT_TRUE(!none || none->blocks == 0);
 }
 
+// A compiler keeps on chip only what lives inside a run of fusable kernels: a tensor an elementwise kernel
+// writes and only elementwise kernels touch goes; one that lives across a GEMM (its reader) is written out.
+TEST(Memory, FusedTemporariesAreThoseThatNeverMeetAGemm) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.nvtx("forward", 0, 100'000);
+  b.kernel("void at::native::vectorized_elementwise_kernel<4, add>(int, float*)", 12'000, 13'000, 7, 10'000);
+  b.kernel("void at::native::vectorized_elementwise_kernel<4, mul>(int, float*)", 22'000, 23'000, 7, 20'000);
+  b.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 32'000, 40'000, 7, 30'000);
+  b.kernel("void at::native::vectorized_elementwise_kernel<4, relu>(int, float*)", 42'000, 43'000, 7, 41'000);
+  auto tensor = [&](int64_t address, int64_t bytes, int64_t alloc_ns, int64_t free_ns) {
+    b.row(schema::AllocatorEventRow{1, 0, alloc_ns, schema::AllocatorAction::kAlloc, address, bytes, 7});
+    b.row(schema::AllocatorEventRow{1, 0, free_ns, schema::AllocatorAction::kFreeCompleted, address, bytes, 7});
+  };
+  tensor(0x10000000, 64 * kMiB, 9'000, 21'000);   // written by add, read by mul: fused away
+  tensor(0x20000000, 32 * kMiB, 19'000, 31'000);  // written by mul, read by the GEMM: stays
+  ASSERT_TRUE(b.finish());
+  const Analysed a = analyse(dir.path("t.gpuscope"));
+  ASSERT_EQ(a.memory.peakDevice()->peak_bytes, 96 * kMiB);
+  const auto fused = replayTensors(a.trace, a.memory, a.categories, {.drop_temporaries = true});
+  ASSERT_TRUE(fused);
+  EXPECT_EQ(fused->peak_bytes, 32 * kMiB);
+}
+
 // An imported snapshot has tensors and no CUDA records: its peak is the tensors', and what the allocator
 // held comes from its own segment events.
 TEST(Memory, ImportedSnapshotsAreMeasuredByTensors) {
