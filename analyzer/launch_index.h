@@ -14,6 +14,9 @@ class LaunchIndex {
   explicit LaunchIndex(const TraceData& trace);
   // Index into trace.api_calls of the call with this correlation id in this process, or kNone.
   int32_t callOf(int32_t session, int64_t correlation_id) const;
+  // The same, for callers that look up in correlation order (kernels by start): the entry after the one
+  // found last is tried first, so a pass over a table costs O(n), not O(n log n) cache misses.
+  int32_t callOf(int32_t session, int64_t correlation_id, size_t& hint) const;
 
  private:
   struct Entry {

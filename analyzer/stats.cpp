@@ -180,17 +180,6 @@ std::vector<StreamUsage> streamUsage(const TraceData& trace, const std::vector<D
   return rows;
 }
 
-std::vector<std::string> warnings(const TraceData& trace) {
-  std::vector<std::string> out;
-  for (const schema::DataQualityRow& row : trace.data_quality) {
-    if (row.severity != schema::Severity::kInfo) {
-      out.push_back(std::string(schema::enumName(row.severity)) + ": " + row.message);
-    }
-  }
-  for (const std::string& w : trace.load_warnings) out.push_back("warning: " + w);
-  return out;
-}
-
 }  // namespace
 
 Stats computeStats(const TraceData& trace) {
@@ -217,8 +206,19 @@ Stats computeStats(const TraceData& trace) {
   stats.api_calls = apiCalls(trace);
   stats.transfers = transfers(trace);
   stats.nvtx_ranges = nvtxRanges(trace);
-  stats.warnings = warnings(trace);
+  stats.warnings = traceWarnings(trace);
   return stats;
+}
+
+std::vector<std::string> traceWarnings(const TraceData& trace) {
+  std::vector<std::string> out;
+  for (const schema::DataQualityRow& row : trace.data_quality) {
+    if (row.severity != schema::Severity::kInfo) {
+      out.push_back(std::string(schema::enumName(row.severity)) + ": " + row.message);
+    }
+  }
+  for (const std::string& w : trace.load_warnings) out.push_back("warning: " + w);
+  return out;
 }
 
 }  // namespace gpuscope::analysis

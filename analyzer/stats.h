@@ -90,4 +90,7 @@ struct Stats {
 
 Stats computeStats(const TraceData& trace);
 
+// The trace's data-quality rows of warning or error severity, and what loading it repaired, as lines.
+std::vector<std::string> traceWarnings(const TraceData& trace);
+
 }  // namespace gpuscope::analysis

@@ -96,8 +96,10 @@ class Indexer {
     trace_.configs.push_back(row);
   }
 
+  // Rows come in runs of one process, device and stream: the last answer is checked before any lookup.
   int32_t session(int64_t id) {
-    if (auto it = sessions_.find(id); it != sessions_.end()) return it->second;
+    if (last_session_.first == id && last_session_.second >= 0) return last_session_.second;
+    if (auto it = sessions_.find(id); it != sessions_.end()) return (last_session_ = {id, it->second}).second;
     ++unknown_sessions_;
     schema::SessionRow row;
     row.id = id;
@@ -105,7 +107,9 @@ class Indexer {
     return sessions_.at(id);
   }
   int32_t device(int32_t session_index, int64_t device_id) {
-    if (auto it = devices_.find({session_index, device_id}); it != devices_.end()) return it->second;
+    const std::pair key{session_index, device_id};
+    if (last_device_.first == key && last_device_.second >= 0) return last_device_.second;
+    if (auto it = devices_.find(key); it != devices_.end()) return (last_device_ = {key, it->second}).second;
     ++unknown_devices_;
     schema::DeviceRow row;
     row.session_id = trace_.sessions[session_index].id;
@@ -115,9 +119,11 @@ class Indexer {
     return devices_.at({session_index, device_id});
   }
   int32_t stream(int32_t device_index, int64_t stream_id) {
-    auto [it, added] = streams_.try_emplace({device_index, stream_id}, static_cast<int32_t>(trace_.streams.size()));
+    const std::pair key{device_index, stream_id};
+    if (last_stream_.first == key && last_stream_.second >= 0) return last_stream_.second;
+    auto [it, added] = streams_.try_emplace(key, static_cast<int32_t>(trace_.streams.size()));
     if (added) trace_.streams.push_back({device_index, stream_id});
-    return it->second;
+    return (last_stream_ = {key, it->second}).second;
   }
   int32_t config(int64_t id) {
     if (auto it = configs_.find(id); it != configs_.end()) return it->second;
@@ -143,6 +149,8 @@ class Indexer {
   std::map<std::pair<int32_t, int64_t>, int32_t> devices_;
   std::map<std::pair<int32_t, int64_t>, int32_t> streams_;
   std::unordered_map<int64_t, int32_t> configs_;
+  std::pair<int64_t, int32_t> last_session_{0, -1};
+  std::pair<std::pair<int32_t, int64_t>, int32_t> last_device_{{}, -1}, last_stream_{{}, -1};
   int64_t unknown_sessions_ = 0, unknown_devices_ = 0, unknown_configs_ = 0;
 };
 
@@ -448,13 +456,15 @@ void linkLaunches(TraceData& t) {
   const LaunchIndex launches(t);
   for (GpuWorkColumns* work : std::initializer_list<GpuWorkColumns*>{&t.kernels, &t.copies, &t.memsets}) {
     work->launch_call.resize(work->size());
+    size_t hint = 0;
     for (size_t i = 0; i < work->size(); ++i) {
-      work->launch_call[i] = launches.callOf(work->session[i], work->correlation_id[i]);
+      work->launch_call[i] = launches.callOf(work->session[i], work->correlation_id[i], hint);
     }
   }
   MemoryTable& m = t.memory;
   m.call.resize(m.size());
-  for (size_t i = 0; i < m.size(); ++i) m.call[i] = launches.callOf(m.session[i], m.correlation_id[i]);
+  size_t hint = 0;
+  for (size_t i = 0; i < m.size(); ++i) m.call[i] = launches.callOf(m.session[i], m.correlation_id[i], hint);
 }
 
 }  // namespace

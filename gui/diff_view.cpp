@@ -40,7 +40,7 @@ Result<std::shared_ptr<const DiffSnapshot>> compareTraces(std::shared_ptr<const 
   auto d = std::make_shared<DiffSnapshot>();
   d->before = std::move(before);
   d->after = std::move(*after);
-  d->diff = analysis::diffTraces(d->before->trace, d->after->trace);
+  d->diff = analysis::diffTraces(d->before->trace(), d->after->trace());
   return std::shared_ptr<const DiffSnapshot>(std::move(d));
 }
 

@@ -44,7 +44,7 @@ void KernelTableModel::rebuild() {
 
 std::optional<std::pair<int64_t, int64_t>> KernelTableModel::firstRun(int row) const {
   if (!snapshot_ || row < 0 || row >= rowCount()) return std::nullopt;
-  const analysis::TraceData& t = snapshot_->trace;
+  const analysis::TraceData& t = snapshot_->trace();
   const std::vector<analysis::KernelKind> kinds =
       grouping_ == Grouping::kByClass ? analysis::classifyConfigs(t) : std::vector<analysis::KernelKind>{};
   const Row& r = rows_[static_cast<size_t>(row)];

@@ -58,6 +58,8 @@ MainWindow::MainWindow(QWidget* parent)
   buildMenus();
   statusBar()->showMessage(tr("Open a trace: File ▸ Open, or drop a file here"));
   connect(&loading_, &QFutureWatcher<LoadResult>::finished, this, &MainWindow::loadFinished);
+  connect(&analysing_, &QFutureWatcher<std::shared_ptr<const TraceSnapshot>>::finished, this,
+          &MainWindow::analysisFinished);
   connect(&comparing_, &QFutureWatcher<Result<std::shared_ptr<const DiffSnapshot>>>::finished, this,
           &MainWindow::compareFinished);
 }
@@ -115,7 +117,7 @@ void MainWindow::openTrace(const QString& path) {
   if (loading_.isRunning()) return;  // one load at a time; the next open waits for the user
   loading_path_ = path;
   statusBar()->showMessage(tr("Loading %1…").arg(path));
-  loading_.setFuture(QtConcurrent::run([p = path.toStdString()] { return analyseTrace(p); }));
+  loading_.setFuture(QtConcurrent::run([p = path.toStdString()] { return loadSnapshot(p); }));
 }
 
 void MainWindow::loadFinished() {
@@ -128,7 +130,46 @@ void MainWindow::loadFinished() {
     return;
   }
   rememberRecent(loading_path_);
-  showSnapshot(std::move(*result));
+  std::shared_ptr<const TraceSnapshot> loaded = std::move(*result);
+  showLoaded(loaded);
+  // An analysis still running for an earlier trace finishes unseen: analysisFinished drops it.
+  analysing_.setFuture(QtConcurrent::run([loaded] { return analyseSnapshot(*loaded); }));
+}
+
+// The timeline first: it needs only the trace and its lanes, which the load built; the views that read the
+// analyses are greyed out until those arrive.
+void MainWindow::showLoaded(std::shared_ptr<const TraceSnapshot> snapshot) {
+  shown_ = snapshot;
+  const QString path = QString::fromStdString(snapshot->path);
+  setWindowTitle(tr("%1 — gpuscope").arg(QFileInfo(path).fileName()));
+  showWarnings(snapshot->warnings);
+  setAnalysedViewsEnabled(false);
+  timeline_->setSnapshot(snapshot);
+  statusBar()->showMessage(tr("%1: analysing…").arg(path));
+  emit traceLoaded(path);
+}
+
+void MainWindow::analysisFinished() {
+  std::shared_ptr<const TraceSnapshot> analysed = analysing_.result();
+  if (!shown_ || analysed->data != shown_->data) return;  // a trace opened since replaced it
+  showSnapshot(std::move(analysed));
+}
+
+void MainWindow::setAnalysedViewsEnabled(bool enabled) {
+  const int timeline = static_cast<int>(viewNames().indexOf("timeline"));
+  for (const char* name : {"advisor", "kernels", "memory"}) {
+    const int i = static_cast<int>(viewNames().indexOf(name));
+    tabs_->setTabEnabled(i, enabled);
+    tabs_->setTabToolTip(i, enabled ? QString() : tr("Analysing the trace…"));
+  }
+  if (!enabled && !tabs_->isTabEnabled(tabs_->currentIndex())) tabs_->setCurrentIndex(timeline);
+}
+
+void MainWindow::showWarnings(const std::vector<std::string>& warnings) {
+  QStringList lines;
+  for (const std::string& w : warnings) lines << QString::fromStdString(w);
+  warnings_->setText(tr("Trace warnings: ") + lines.join("; "));
+  warnings_->setVisible(!lines.isEmpty());
 }
 
 void MainWindow::compareWith(const QString& path) {
@@ -155,10 +196,7 @@ void MainWindow::showSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   shown_ = snapshot;
   const QString path = QString::fromStdString(snapshot->path);
   setWindowTitle(tr("%1 — gpuscope").arg(QFileInfo(path).fileName()));
-  QStringList lines;
-  for (const std::string& w : snapshot->warnings) lines << QString::fromStdString(w);
-  warnings_->setText(tr("Trace warnings: ") + lines.join("; "));
-  warnings_->setVisible(!lines.isEmpty());
+  showWarnings(snapshot->warnings);
   const auto& s = snapshot->stats.summary;
   statusBar()->showMessage(tr("%1: %2 kernels, %3 API calls, %4 NVTX ranges")
                                .arg(path)
@@ -169,6 +207,7 @@ void MainWindow::showSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   advisor_->setSnapshot(snapshot);
   timeline_->setSnapshot(snapshot);
   memory_->setSnapshot(snapshot);
+  setAnalysedViewsEnabled(true);
   emit traceShown(path);
 }
 

@@ -27,8 +27,10 @@ class MainWindow : public QMainWindow {
 
  public:
   explicit MainWindow(QWidget* parent = nullptr);
-  void openTrace(const QString& path);                               // in the background
-  void showSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);  // what a finished load does
+  // In the background: first the trace is loaded and its timeline shown (traceLoaded), then it is
+  // analysed and every view filled (traceShown).
+  void openTrace(const QString& path);
+  void showSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);  // an analysed snapshot, in every view
   bool showView(const QString& name);                                // "kernels", "advisor"; false if unknown
   static QStringList viewNames();
   void showOnTimeline(qint64 start_ns, qint64 end_ns);  // switches to the timeline, zoomed to the range
@@ -40,7 +42,8 @@ class MainWindow : public QMainWindow {
   void compareWith(const QString& path);  // in the background; the Diff view shows the result
 
  signals:
-  void traceShown(const QString& path);
+  void traceLoaded(const QString& path);  // the timeline shows it; the other views wait for the analyses
+  void traceShown(const QString& path);   // every view shows it
   void traceFailed(const QString& message);
   void diffShown();
 
@@ -53,6 +56,10 @@ class MainWindow : public QMainWindow {
   void buildMenus();
   QWidget* timelinePage();
   void loadFinished();
+  void showLoaded(std::shared_ptr<const TraceSnapshot> snapshot);
+  void analysisFinished();
+  void setAnalysedViewsEnabled(bool enabled);
+  void showWarnings(const std::vector<std::string>& warnings);
   void compareFinished();
   void rememberRecent(const QString& path);
   void fillRecentMenu();
@@ -67,6 +74,7 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const TraceSnapshot> shown_;
   QMenu* recent_ = nullptr;
   QFutureWatcher<LoadResult> loading_;
+  QFutureWatcher<std::shared_ptr<const TraceSnapshot>> analysing_;
   QFutureWatcher<Result<std::shared_ptr<const DiffSnapshot>>> comparing_;
   QString loading_path_;
 };

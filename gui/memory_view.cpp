@@ -47,7 +47,7 @@ QVariant AllocationsModel::data(const QModelIndex& index, int role) const {
     case kSize: return bytesText(a.bytes);
     case kCategory: return qs(std::string(toString(snapshot_->categories.of_allocation[i])));
     case kAge: return durationText(time_ - a.alloc_ns);
-    case kCreator: return qs(analysis::creatorOf(snapshot_->trace, a));
+    case kCreator: return qs(analysis::creatorOf(snapshot_->trace(), a));
     default: return {};
   }
 }
@@ -131,11 +131,11 @@ void MemoryView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   snapshot_ = std::move(snapshot);
   series_ = analysis::categorySeries(snapshot_->memory, snapshot_->categories);
   // From the first allocation on: a long set-up before it would squeeze the whole story to one edge.
-  const int64_t first = series_.time.empty() ? snapshot_->trace.startNs() : series_.time.front();
-  chart_->setSeries(&series_, first, std::max(snapshot_->trace.endNs(), first + 1));
+  const int64_t first = series_.time.empty() ? snapshot_->trace().startNs() : series_.time.front();
+  chart_->setSeries(&series_, first, std::max(snapshot_->trace().endNs(), first + 1));
   const analysis::DeviceMemory* top = snapshot_->memory.peakDevice();
   QString text =
-      top ? qs("Peak " + analysis::formatBytes(top->peak_bytes) + " on " + snapshot_->trace.deviceLabel(top->device) +
+      top ? qs("Peak " + analysis::formatBytes(top->peak_bytes) + " on " + snapshot_->trace().deviceLabel(top->device) +
                "; CUDA's peak " + analysis::formatBytes(top->cuda_peak_bytes))
           : tr("No device memory events in this trace.");
   if (snapshot_->memory.leak.growing) {

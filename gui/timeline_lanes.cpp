@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <future>
 #include <map>
 #include <utility>
 
@@ -17,13 +19,18 @@ struct Item {
 };
 
 // Packs items (any order) into lanes: each goes into the first lane free at its start, so nested NVTX ranges
-// stack by depth and overlapping work gets a lane of its own.
+// stack by depth and overlapping work gets a lane of its own. The trace's tables come sorted by start, so
+// the sort is mostly skipped; most tracks fill one lane, so the first lane is sized for everything.
 std::vector<Lane> pack(std::vector<Item> items) {
-  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.start < b.start; });
+  const auto by_start = [](const Item& a, const Item& b) { return a.start < b.start; };
+  if (!std::is_sorted(items.begin(), items.end(), by_start)) std::stable_sort(items.begin(), items.end(), by_start);
   std::vector<Lane> lanes;
   for (const Item& it : items) {
     auto lane = std::find_if(lanes.begin(), lanes.end(), [&](const Lane& l) { return l.end.back() <= it.start; });
-    if (lane == lanes.end()) lane = lanes.insert(lanes.end(), Lane{});
+    if (lane == lanes.end()) {
+      lane = lanes.insert(lanes.end(), Lane{});
+      if (lanes.size() == 1) lane->reserve(items.size());
+    }
     lane->start.push_back(it.start);
     lane->end.push_back(std::max(it.end, it.start));
     lane->label.push_back(it.label);
@@ -33,54 +40,97 @@ std::vector<Lane> pack(std::vector<Item> items) {
   return lanes;
 }
 
-void addGpuWork(const analysis::GpuWorkColumns& w, ItemKind kind, std::map<int32_t, std::vector<Item>>& by_stream,
+// Items grouped by a key (a thread, a stream), the group of the previous item tried first: a trace's rows
+// come in runs of one thread or stream, and a map lookup per row is most of the cost of grouping.
+template <typename Key>
+class Groups {
+ public:
+  std::vector<Item>& of(const Key& key) {
+    if (!last_ || last_key_ != key) last_ = &groups_[key], last_key_ = key;
+    return *last_;
+  }
+  std::map<Key, std::vector<Item>>& all() { return groups_; }
+
+ private:
+  std::map<Key, std::vector<Item>> groups_;
+  std::vector<Item>* last_ = nullptr;
+  Key last_key_{};
+};
+
+// Adds a table of GPU work (sorted by start) to each stream's items, merged with what is there already,
+// so the items stay in start order and packing them needs no sort.
+void addGpuWork(const analysis::GpuWorkColumns& w, ItemKind kind, Groups<int32_t>& by_stream,
                 const std::vector<int32_t>& labels) {
+  std::map<int32_t, size_t> before;
+  for (const auto& [stream, items] : by_stream.all()) before[stream] = items.size();
   for (size_t i = 0; i < w.size(); ++i) {
     if (w.stream[i] == analysis::kNone) continue;
-    by_stream[w.stream[i]].push_back(
-        {w.start_ns[i], w.end_ns[i], labels.empty() ? 0 : labels[i], static_cast<uint32_t>(i), kind});
+    by_stream.of(w.stream[i])
+        .push_back({w.start_ns[i], w.end_ns[i], labels.empty() ? 0 : labels[i], static_cast<uint32_t>(i), kind});
+  }
+  for (auto& [stream, items] : by_stream.all()) {
+    const auto mid = items.begin() + static_cast<std::ptrdiff_t>(before[stream]);
+    std::inplace_merge(items.begin(), mid, items.end(), [](const Item& a, const Item& b) { return a.start < b.start; });
   }
 }
 
-}  // namespace
-
-std::vector<Track> buildTracks(const analysis::TraceData& t) {
-  std::map<std::pair<int32_t, int64_t>, std::vector<Item>> calls, ranges;  // per (session, thread)
+// One track per CPU thread: its API calls, then its NVTX ranges by depth.
+std::vector<Track> threadTracks(const analysis::TraceData& t) {
+  using Thread = std::pair<int32_t, int64_t>;  // (session, thread)
+  Groups<Thread> calls, ranges;
   for (size_t i = 0; i < t.api_calls.size(); ++i) {
-    calls[{t.api_calls.session[i], t.api_calls.thread_id[i]}].push_back({t.api_calls.start_ns[i], t.api_calls.end_ns[i],
-                                                                         t.api_calls.name[i], static_cast<uint32_t>(i),
-                                                                         ItemKind::kApiCall});
+    calls.of({t.api_calls.session[i], t.api_calls.thread_id[i]})
+        .push_back({t.api_calls.start_ns[i], t.api_calls.end_ns[i], t.api_calls.name[i], static_cast<uint32_t>(i),
+                    ItemKind::kApiCall});
   }
   for (size_t i = 0; i < t.nvtx.size(); ++i) {
     if (t.nvtx.kind[i] != schema::NvtxKind::kRange) continue;
-    ranges[{t.nvtx.session[i], t.nvtx.thread_id[i]}].push_back(
-        {t.nvtx.start_ns[i], t.nvtx.end_ns[i], t.nvtx.name[i], static_cast<uint32_t>(i), ItemKind::kNvtx});
+    ranges.of({t.nvtx.session[i], t.nvtx.thread_id[i]})
+        .push_back({t.nvtx.start_ns[i], t.nvtx.end_ns[i], t.nvtx.name[i], static_cast<uint32_t>(i), ItemKind::kNvtx});
   }
   std::vector<Track> tracks;
-  std::map<std::pair<int32_t, int64_t>, bool> threads;
-  for (const auto& [key, v] : calls) threads[key] = true;
-  for (const auto& [key, v] : ranges) threads[key] = true;
+  std::map<Thread, bool> threads;
+  for (const auto& [key, v] : calls.all()) threads[key] = true;
+  for (const auto& [key, v] : ranges.all()) threads[key] = true;
   for (const auto& [key, unused] : threads) {
     Track track{
         QString("pid %1 · thread %2").arg(t.sessions[static_cast<size_t>(key.first)].pid).arg(key.second), false, {}};
-    for (auto* source : {&calls, &ranges}) {
+    for (auto* source : {&calls.all(), &ranges.all()}) {
       auto it = source->find(key);
       if (it == source->end()) continue;
       for (Lane& lane : pack(std::move(it->second))) track.lanes.push_back(std::move(lane));
     }
     tracks.push_back(std::move(track));
   }
+  return tracks;
+}
+
+// One track per GPU stream: its kernels, copies and memsets.
+std::vector<Track> streamTracks(const analysis::TraceData& t) {
   std::vector<int32_t> kernel_labels(t.kernels.size());
   for (size_t i = 0; i < t.kernels.size(); ++i) kernel_labels[i] = t.configs[t.kernels.config[i]].name.id;
-  std::map<int32_t, std::vector<Item>> work;
+  Groups<int32_t> work;
   addGpuWork(t.kernels, ItemKind::kKernel, work, kernel_labels);
   addGpuWork(t.copies, ItemKind::kCopy, work, {});
   addGpuWork(t.memsets, ItemKind::kMemset, work, {});
-  for (auto& [stream, items] : work) {
+  std::vector<Track> tracks;
+  for (auto& [stream, items] : work.all()) {
     const analysis::Stream& s = t.streams[static_cast<size_t>(stream)];
     tracks.push_back({QString("stream %1 · ").arg(s.stream_id) + QString::fromStdString(t.deviceLabel(s.device)), true,
                       pack(std::move(items))});
   }
+  return tracks;
+}
+
+}  // namespace
+
+// The CPU and the GPU tracks are built on two threads: on a large trace this is most of the time to the
+// first frame after loading.
+std::vector<Track> buildTracks(const analysis::TraceData& t) {
+  std::future<std::vector<Track>> threads = std::async(std::launch::async, threadTracks, std::cref(t));
+  std::vector<Track> streams = streamTracks(t);
+  std::vector<Track> tracks = threads.get();
+  for (Track& track : streams) tracks.push_back(std::move(track));
   return tracks;
 }
 

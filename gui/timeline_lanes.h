@@ -23,6 +23,7 @@ struct Lane {
   std::vector<uint32_t> item;  // row of the item's table in TraceData
   std::vector<ItemKind> kind;
   size_t size() const { return start.size(); }
+  void reserve(size_t n) { start.reserve(n), end.reserve(n), label.reserve(n), item.reserve(n), kind.reserve(n); }
 };
 
 struct Track {

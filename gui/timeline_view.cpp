@@ -51,19 +51,25 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
 }
 
 void TimelineView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
+  // The analysed snapshot of the trace already shown adds its memory counters and iteration markers; the
+  // view, its selection and its zoom stay as they are.
+  const bool same_trace = snapshot_ && snapshot_->data == snapshot->data;
   snapshot_ = std::move(snapshot);
-  tracks_ = buildTracks(snapshot_->trace);
-  kinds_ = analysis::classifyConfigs(snapshot_->trace);
-  axis_.setWidth(std::max(1, viewport()->width() - kTitleWidth));
-  axis_.setTrace(snapshot_->trace.startNs(), snapshot_->trace.endNs());
-  selection_.reset();
-  highlight_.reset();
-  measured_.reset();
+  if (!same_trace) {
+    tracks_ = snapshot_->tracks ? snapshot_->tracks
+                                : std::make_shared<const std::vector<Track>>(buildTracks(snapshot_->trace()));
+    kinds_ = analysis::classifyConfigs(snapshot_->trace());
+    axis_.setWidth(std::max(1, viewport()->width() - kTitleWidth));
+    axis_.setTrace(snapshot_->trace().startNs(), snapshot_->trace().endNs());
+    selection_.reset();
+    highlight_.reset();
+    measured_.reset();
+  }
   counters_.clear();
   for (const analysis::DeviceMemory& d : snapshot_->memory.devices) {
     if (d.timeline.empty()) continue;
     counters_.push_back(
-        buildCounter(QString::fromStdString("memory · " + snapshot_->trace.deviceLabel(d.device)), d.timeline));
+        buildCounter(QString::fromStdString("memory · " + snapshot_->trace().deviceLabel(d.device)), d.timeline));
   }
   verticalScrollBar()->setRange(0, std::max(0, contentHeight() - viewport()->height()));
   viewport()->update();
@@ -80,13 +86,13 @@ int TimelineView::tracksTop() const {
 
 int TimelineView::contentHeight() const {
   int h = kRulerHeight + static_cast<int>(counters_.size()) * (kCounterHeight + kTrackGap);
-  for (const Track& t : tracks_) h += trackHeight(t);
+  for (const Track& t : tracks()) h += trackHeight(t);
   return h;
 }
 
 QColor TimelineView::colourOf(const Lane& lane, size_t i) const {
   switch (lane.kind[i]) {
-    case ItemKind::kKernel: return classColour(kinds_[snapshot_->trace.kernels.config[lane.item[i]]].cls);
+    case ItemKind::kKernel: return classColour(kinds_[snapshot_->trace().kernels.config[lane.item[i]]].cls);
     case ItemKind::kCopy: return QColor(0x9a, 0x8a, 0x4a);
     case ItemKind::kMemset: return QColor(0xa0, 0xa0, 0x60);
     case ItemKind::kApiCall: return QColor(0x9e, 0xa7, 0xb3);
@@ -105,7 +111,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     if (top + kCounterHeight >= kRulerHeight) paintCounter(p, c, top);
     top += kCounterHeight + kTrackGap;
   }
-  for (const Track& t : tracks_) {
+  for (const Track& t : tracks()) {
     const int h = trackHeight(t);
     if (top + h >= kRulerHeight && top < viewport()->height()) paintTrack(p, t, top);
     top += h;
@@ -187,7 +193,7 @@ void TimelineView::paintTrack(QPainter& p, const Track& t, int top) const {
       if (b.count == 1 && r.width() > 40) {
         p.setPen(Qt::black);
         p.drawText(r.adjusted(2, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                   p.fontMetrics().elidedText(QString::fromStdString(snapshot_->trace.text(lane.label[b.first])),
+                   p.fontMetrics().elidedText(QString::fromStdString(snapshot_->trace().text(lane.label[b.first])),
                                               Qt::ElideRight, static_cast<int>(r.width()) - 4));
       }
     }
@@ -213,7 +219,7 @@ void TimelineView::paintRuler(QPainter& p) const {
       break;
     }
   }
-  const auto origin = snapshot_->trace.startNs();
+  const auto origin = snapshot_->trace().startNs();
   const auto first = static_cast<int64_t>(std::ceil((axis_.viewStart() - origin) / step));
   p.setPen(palette().text().color());
   for (int64_t k = first;; ++k) {
@@ -228,8 +234,8 @@ void TimelineView::paintRuler(QPainter& p) const {
 std::optional<TimelineView::Hit> TimelineView::itemAt(QPoint point) const {
   if (point.x() < kTitleWidth || point.y() < kRulerHeight) return std::nullopt;
   int top = tracksTop();
-  for (size_t ti = 0; ti < tracks_.size(); ++ti) {
-    const Track& t = tracks_[ti];
+  for (size_t ti = 0; ti < tracks().size(); ++ti) {
+    const Track& t = tracks()[ti];
     const int h = trackHeight(t);
     if (point.y() >= top && point.y() < top + h) {
       const auto lane = static_cast<size_t>((point.y() - top) / kLaneHeight);
@@ -246,8 +252,8 @@ std::optional<TimelineView::Hit> TimelineView::itemAt(QPoint point) const {
 }
 
 QString TimelineView::describe(const Hit& hit) const {
-  const Lane& lane = tracks_[hit.track].lanes[hit.lane];
-  return describeItem(snapshot_->trace, lane.kind[hit.index], lane.item[hit.index]);
+  const Lane& lane = tracks()[hit.track].lanes[hit.lane];
+  return describeItem(snapshot_->trace(), lane.kind[hit.index], lane.item[hit.index]);
 }
 
 void TimelineView::select(const Hit& hit) {
@@ -257,13 +263,13 @@ void TimelineView::select(const Hit& hit) {
 }
 
 std::optional<TimelineView::Hit> TimelineView::launchOf(const Hit& hit) const {
-  const Lane& lane = tracks_[hit.track].lanes[hit.lane];
-  const int32_t call = launchCallOf(snapshot_->trace, lane.kind[hit.index], lane.item[hit.index]);
+  const Lane& lane = tracks()[hit.track].lanes[hit.lane];
+  const int32_t call = launchCallOf(snapshot_->trace(), lane.kind[hit.index], lane.item[hit.index]);
   if (call == analysis::kNone) return std::nullopt;
-  const int64_t start = snapshot_->trace.api_calls.start_ns[static_cast<size_t>(call)];
-  for (size_t t = 0; t < tracks_.size(); ++t) {
-    for (size_t l = 0; !tracks_[t].gpu && l < tracks_[t].lanes.size(); ++l) {
-      const Lane& calls = tracks_[t].lanes[l];
+  const int64_t start = snapshot_->trace().api_calls.start_ns[static_cast<size_t>(call)];
+  for (size_t t = 0; t < tracks().size(); ++t) {
+    for (size_t l = 0; !tracks()[t].gpu && l < tracks()[t].lanes.size(); ++l) {
+      const Lane& calls = tracks()[t].lanes[l];
       auto it = std::lower_bound(calls.start.begin(), calls.start.end(), start);
       for (auto i = static_cast<size_t>(it - calls.start.begin()); i < calls.size() && calls.start[i] == start; ++i) {
         if (calls.kind[i] == ItemKind::kApiCall && calls.item[i] == static_cast<uint32_t>(call)) return Hit{t, l, i};
@@ -275,17 +281,17 @@ std::optional<TimelineView::Hit> TimelineView::launchOf(const Hit& hit) const {
 
 bool TimelineView::findNext(const QString& text) {
   if (!snapshot_ || text.isEmpty()) return false;
-  std::vector<bool> matches(snapshot_->trace.strings.size());
+  std::vector<bool> matches(snapshot_->trace().strings.size());
   for (size_t s = 0; s < matches.size(); ++s) {
-    matches[s] = QString::fromStdString(snapshot_->trace.strings[s]).contains(text, Qt::CaseInsensitive);
+    matches[s] = QString::fromStdString(snapshot_->trace().strings[s]).contains(text, Qt::CaseInsensitive);
   }
   const int64_t after =
-      selection_ ? tracks_[selection_->track].lanes[selection_->lane].start[selection_->index] : axis_.viewStart() - 1;
+      selection_ ? tracks()[selection_->track].lanes[selection_->lane].start[selection_->index] : axis_.viewStart() - 1;
   std::optional<Hit> best;
   int64_t best_start = INT64_MAX;
-  for (size_t t = 0; t < tracks_.size(); ++t) {
-    for (size_t l = 0; l < tracks_[t].lanes.size(); ++l) {
-      const Lane& lane = tracks_[t].lanes[l];
+  for (size_t t = 0; t < tracks().size(); ++t) {
+    for (size_t l = 0; l < tracks()[t].lanes.size(); ++l) {
+      const Lane& lane = tracks()[t].lanes[l];
       auto i = static_cast<size_t>(std::upper_bound(lane.start.begin(), lane.start.end(), after) - lane.start.begin());
       for (; i < lane.size() && lane.start[i] < best_start; ++i) {
         if (matches[static_cast<size_t>(lane.label[i])]) {
@@ -296,7 +302,7 @@ bool TimelineView::findNext(const QString& text) {
     }
   }
   if (!best) return false;
-  const Lane& lane = tracks_[best->track].lanes[best->lane];
+  const Lane& lane = tracks()[best->track].lanes[best->lane];
   showRange(lane.start[best->index], lane.end[best->index]);
   select(*best);
   return true;
@@ -345,8 +351,8 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
     measured_ = std::make_pair(std::min(a, b), std::max(a, b));
     emit selected(QString("Range: %1, from %2 to %3")
                       .arg(durationText(measured_->second - measured_->first))
-                      .arg(durationText(measured_->first - snapshot_->trace.startNs()))
-                      .arg(durationText(measured_->second - snapshot_->trace.startNs())));
+                      .arg(durationText(measured_->first - snapshot_->trace().startNs()))
+                      .arg(durationText(measured_->second - snapshot_->trace().startNs())));
   }
   measuring_ = dragging_ = false;
   event->accept();
@@ -354,14 +360,14 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
 
 int TimelineView::laneTop(const Hit& hit) const {
   int top = tracksTop();
-  for (size_t t = 0; t < hit.track; ++t) top += trackHeight(tracks_[t]);
+  for (size_t t = 0; t < hit.track; ++t) top += trackHeight(tracks()[t]);
   return top + static_cast<int>(hit.lane) * kLaneHeight;
 }
 
 // The selected item outlined, and an arrow from the call that launched it to where it ran.
 void TimelineView::paintFlow(QPainter& p) const {
   if (!selection_) return;
-  const Lane& lane = tracks_[selection_->track].lanes[selection_->lane];
+  const Lane& lane = tracks()[selection_->track].lanes[selection_->lane];
   const double x0 = kTitleWidth + axis_.xOf(lane.start[selection_->index]);
   const double x1 = kTitleWidth + axis_.xOf(lane.end[selection_->index]);
   const int y = laneTop(*selection_);
@@ -369,7 +375,7 @@ void TimelineView::paintFlow(QPainter& p) const {
   p.drawRect(QRectF(x0, y, std::max(2.0, x1 - x0), kLaneHeight - 1));
   const std::optional<Hit> call = launchOf(*selection_);
   if (!call) return;
-  const double cx = kTitleWidth + axis_.xOf(tracks_[call->track].lanes[call->lane].start[call->index]);
+  const double cx = kTitleWidth + axis_.xOf(tracks()[call->track].lanes[call->lane].start[call->index]);
   const QPointF from(cx, laneTop(*call) + kLaneHeight - 2), to(x0, y + 1);
   p.setPen(QPen(QColor(0xd0, 0x30, 0x30), 0));
   p.drawLine(from, to);

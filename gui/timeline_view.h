@@ -27,7 +27,7 @@ class TimelineView : public QAbstractScrollArea {
   // Zooms to a time range (with a margin each side) and marks it, for a finding's evidence or a kernel.
   void showRange(int64_t start_ns, int64_t end_ns);
   std::optional<std::pair<int64_t, int64_t>> highlight() const { return highlight_; }
-  const std::vector<Track>& tracks() const { return tracks_; }
+  const std::vector<Track>& tracks() const { return *tracks_; }
   const std::vector<Counter>& counters() const { return counters_; }
   // The item at a point of the viewport, as (track, lane, index in lane).
   struct Hit {
@@ -70,7 +70,7 @@ class TimelineView : public QAbstractScrollArea {
   QColor colourOf(const Lane& lane, size_t index) const;
 
   std::shared_ptr<const TraceSnapshot> snapshot_;
-  std::vector<Track> tracks_;
+  std::shared_ptr<const std::vector<Track>> tracks_ = std::make_shared<const std::vector<Track>>();
   std::vector<analysis::KernelKind> kinds_;  // per kernel configuration, for the boxes' colours
   TimeAxis axis_;
   QPoint drag_from_;

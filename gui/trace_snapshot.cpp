@@ -33,14 +33,25 @@ Result<analysis::TraceData> loadOrImport(const std::string& path) {
 
 }  // namespace
 
-Result<std::shared_ptr<const TraceSnapshot>> analyseTrace(const std::string& path) {
+Result<std::shared_ptr<const TraceSnapshot>> loadSnapshot(const std::string& path) {
   Result<analysis::TraceData> trace = loadOrImport(path);
   if (!trace) return trace.status();
   auto snapshot = std::make_shared<TraceSnapshot>();
   snapshot->path = path;
-  snapshot->trace = std::move(*trace);
+  snapshot->data = std::make_shared<const analysis::TraceData>(std::move(*trace));
+  snapshot->tracks = std::make_shared<const std::vector<Track>>(buildTracks(*snapshot->data));
+  snapshot->warnings = analysis::traceWarnings(*snapshot->data);
+  return std::shared_ptr<const TraceSnapshot>(std::move(snapshot));
+}
+
+std::shared_ptr<const TraceSnapshot> analyseSnapshot(const TraceSnapshot& loaded) {
+  auto snapshot = std::make_shared<TraceSnapshot>();
+  snapshot->path = loaded.path;
+  snapshot->data = loaded.data;
+  snapshot->tracks = loaded.tracks;
+  snapshot->analysed = true;
   // The advisor's context already holds every analysis the views show: each is computed once.
-  advisor::Context context = advisor::buildContext(snapshot->trace);
+  advisor::Context context = advisor::buildContext(*snapshot->data);
   snapshot->advice = advisor::advise(context);
   snapshot->stats = std::move(context.stats);
   snapshot->iterations = std::move(context.iterations);
@@ -48,7 +59,13 @@ Result<std::shared_ptr<const TraceSnapshot>> analyseTrace(const std::string& pat
   snapshot->categories = std::move(context.categories);
   snapshot->pools = std::move(context.pools);
   snapshot->warnings = snapshot->stats.warnings;
-  return std::shared_ptr<const TraceSnapshot>(std::move(snapshot));
+  return snapshot;
+}
+
+Result<std::shared_ptr<const TraceSnapshot>> analyseTrace(const std::string& path) {
+  Result<std::shared_ptr<const TraceSnapshot>> loaded = loadSnapshot(path);
+  if (!loaded) return loaded.status();
+  return analyseSnapshot(**loaded);
 }
 
 }  // namespace gpuscope::gui
