@@ -8,6 +8,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QProgressBar>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -31,6 +32,7 @@ MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       tabs_(new QTabWidget(this)),
       warnings_(new QLabel(this)),
+      progress_(new QProgressBar(this)),
       kernels_(new KernelsView(this)),
       advisor_(new AdvisorView(this)),
       timeline_(new TimelineView(this)),
@@ -56,6 +58,10 @@ MainWindow::MainWindow(QWidget* parent)
   layout->addWidget(tabs_, 1);
   setCentralWidget(central);
   buildMenus();
+  progress_->setRange(0, 0);  // busy: SQLite and the analyses do not say how far they are
+  progress_->setMaximumWidth(160);
+  progress_->hide();
+  statusBar()->addPermanentWidget(progress_);
   statusBar()->showMessage(tr("Open a trace: File ▸ Open, or drop a file here"));
   connect(&loading_, &QFutureWatcher<LoadResult>::finished, this, &MainWindow::loadFinished);
   connect(&analysing_, &QFutureWatcher<std::shared_ptr<const TraceSnapshot>>::finished, this,
@@ -116,7 +122,8 @@ void MainWindow::buildMenus() {
 void MainWindow::openTrace(const QString& path) {
   if (loading_.isRunning()) return;  // one load at a time; the next open waits for the user
   loading_path_ = path;
-  statusBar()->showMessage(tr("Loading %1…").arg(path));
+  statusBar()->showMessage(tr("Loading %1 (step 1 of 2)…").arg(path));
+  progress_->show();
   loading_.setFuture(QtConcurrent::run([p = path.toStdString()] { return loadSnapshot(p); }));
 }
 
@@ -125,6 +132,7 @@ void MainWindow::loadFinished() {
   if (!result) {
     const QString message = QString::fromStdString(result.status().message());
     statusBar()->showMessage(tr("Could not open %1").arg(loading_path_));
+    progress_->hide();
     emit traceFailed(message);
     if (isVisible()) QMessageBox::warning(this, tr("Could not open the trace"), message);
     return;
@@ -145,7 +153,7 @@ void MainWindow::showLoaded(std::shared_ptr<const TraceSnapshot> snapshot) {
   showWarnings(snapshot->warnings);
   setAnalysedViewsEnabled(false);
   timeline_->setSnapshot(snapshot);
-  statusBar()->showMessage(tr("%1: analysing…").arg(path));
+  statusBar()->showMessage(tr("%1: analysing (step 2 of 2)…").arg(path));
   emit traceLoaded(path);
 }
 
@@ -208,6 +216,7 @@ void MainWindow::showSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   timeline_->setSnapshot(snapshot);
   memory_->setSnapshot(snapshot);
   setAnalysedViewsEnabled(true);
+  progress_->hide();
   emit traceShown(path);
 }
 

@@ -13,6 +13,7 @@
 
 class QLabel;
 class QMenu;
+class QProgressBar;
 class QTabWidget;
 
 namespace gpuscope::gui {
@@ -66,6 +67,7 @@ class MainWindow : public QMainWindow {
 
   QTabWidget* tabs_;
   QLabel* warnings_;
+  QProgressBar* progress_;  // busy while a trace loads or is analysed: step 1 of 2, then 2 of 2
   KernelsView* kernels_;
   AdvisorView* advisor_;
   TimelineView* timeline_;

@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QImage>
 #include <QMouseEvent>
+#include <QProgressBar>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
@@ -107,6 +108,8 @@ class GuiTest : public QObject {
     QSignalSpy shown(&window, &MainWindow::traceShown), failed(&window, &MainWindow::traceFailed);
     QSignalSpy loaded(&window, &MainWindow::traceLoaded);
     window.openTrace(fixture("pytorch_bridge_train.gpuscope"));
+    auto* progress = window.findChild<QProgressBar*>();
+    QVERIFY(progress && !progress->isHidden());  // busy from the open on
     // The timeline first, with the trace's lanes; the views that need the analyses wait for them.
     QVERIFY(loaded.wait(60'000));
     QVERIFY(!window.timelineView()->tracks().empty());
@@ -115,6 +118,7 @@ class GuiTest : public QObject {
     if (shown.isEmpty()) QVERIFY(!tabs->isTabEnabled(0));  // the advisor
     QVERIFY(!shown.isEmpty() || shown.wait(60'000));
     QVERIFY(tabs->isTabEnabled(0));
+    QVERIFY(progress->isHidden());
     QVERIFY(window.windowTitle().startsWith("pytorch_bridge_train.gpuscope"));
     QVERIFY(window.kernelsView()->proxy()->rowCount() > 0);
     window.openTrace(fixture("README.md"));  // not a trace
