@@ -12,6 +12,7 @@
 #include "advisor/report.h"
 #include "advisor/rule.h"
 #include "analyzer/trace_data.h"
+#include "formats/sqlite_db.h"
 #include "tests/support/sample_trace.h"
 #include "tests/support/trace_builder.h"
 
@@ -282,6 +283,26 @@ std::string screenshot(const std::string& html, const std::string& png) {
       png + "' 'file://" + html + "' >/dev/null 2>&1";
   if (std::system(command.c_str()) != 0) return "chromium failed (is it installed? scripts/install-deps)";
   return std::filesystem::exists(png) ? "" : "no screenshot written";
+}
+
+// Kernel names are text the traced program chose: in the HTML report every one is escaped, never markup.
+TEST(Advisor, HtmlEscapesNamesFromTheTrace) {
+  TempDir dir;
+  const std::string path = dir.path("hostile.gpuscope");
+  std::filesystem::copy_file(fixturePath("advisor_naive.gpuscope"), path);
+  {
+    Result<sqlite::Database> db = sqlite::Database::open(path, sqlite::Database::Mode::kCreate);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(
+        db->exec("UPDATE string SET value = 'pwn\"''&><img src=x onerror=alert(1)>' || value "
+                 "WHERE id IN (SELECT name FROM kernel_config)"));
+  }
+  Result<analysis::TraceData> trace = analysis::loadTrace(path);
+  ASSERT_TRUE(trace);
+  const std::string html = renderHtml(advise(buildContext(*trace)));
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_EQ(html.find("pwn\""), std::string::npos);
+  EXPECT_NE(html.find("pwn&quot;'&amp;&gt;&lt;img"), std::string::npos);  // the names are there, escaped
 }
 
 TEST(Advisor, HtmlRendersOfflineInHeadlessChromium) {

@@ -1,5 +1,6 @@
 // Every kind of bad input gets one clear error naming the file, never a crash, never partial output.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -205,6 +206,28 @@ TEST(BadInput, UnwritableTracePath) {
   Result<TraceWriter> writer = TraceWriter::create(dir.path("missing/t.gpuscope"));
   ASSERT_FALSE(writer);
   expectMentions(writer.status().message(), dir.path("missing/t.gpuscope"), "cannot create");
+}
+
+// Traces and exports are made as any program makes its files: 0666 less the user's umask (a private umask
+// gives a private trace, a group-writable one a group-writable trace).
+TEST(BadInput, OutputsFollowTheUsersUmask) {
+  TempDir dir;
+  for (const mode_t mask : {mode_t{077}, mode_t{002}, mode_t{022}}) {
+    const mode_t before = ::umask(mask);
+    const std::string trace = dir.path("t" + std::to_string(mask) + ".gpuscope");
+    const std::string json = dir.path("t" + std::to_string(mask) + ".json");
+    const Status written = testing::writeSampleTrace(trace);
+    Result<TraceReader> reader = TraceReader::open(trace);
+    const Status exported = reader ? exportChromeTrace(*reader, json, false) : reader.status();
+    ::umask(before);
+    ASSERT_TRUE(written) << written.message();
+    ASSERT_TRUE(exported) << exported.message();
+    struct stat st {};
+    ASSERT_EQ(::stat(trace.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask) << "trace, umask " << std::oct << mask;
+    ASSERT_EQ(::stat(json.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask) << "export, umask " << std::oct << mask;
+  }
 }
 
 }  // namespace
