@@ -58,6 +58,15 @@ Status TraceReader::validate() {
                                            std::to_string(*version) + ") that this one cannot read: record it again");
   }
   version_ = *version;
+  // A writer sets these two first; a file with them and no table was left by one that stopped before its
+  // first commit (a full disk, a crash at start).
+  Result<int64_t> tables = db_.queryInt("SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+  if (!tables) return tables.status();
+  if (*tables == 0) {
+    return Status(ErrorKind::kBadFormat,
+                  path() + ": an empty gpuscope trace: its writer stopped before the first commit (a full disk, or "
+                           "a crash at start)");
+  }
   // Touch every table once: a truncated or damaged file fails here with a clear message rather than
   // halfway through an export. Tables added after the file's version are allowed to be missing.
   for (const schema::TableInfo& t : schema::allTables()) {

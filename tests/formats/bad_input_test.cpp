@@ -60,6 +60,18 @@ void setUserVersion(const std::string& path, int64_t version) {
   ASSERT_TRUE(db->exec("PRAGMA user_version=" + std::to_string(version)));
 }
 
+// What a writer leaves when it stops before its first commit: the trace's two pragmas and no table.
+TEST(BadInput, TraceWithoutTables) {
+  TempDir dir;
+  {
+    Result<sqlite::Database> db = sqlite::Database::open(dir.path("t.gpuscope"), sqlite::Database::Mode::kCreate);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(db->exec("PRAGMA application_id=" + std::to_string(schema::kApplicationId) +
+                         "; PRAGMA user_version=" + std::to_string(schema::kSchemaVersion)));
+  }
+  expectMentions(openError(dir.path("t.gpuscope")), dir.path("t.gpuscope"), "empty gpuscope trace");
+}
+
 TEST(BadInput, NewerSchemaVersion) {
   TempDir dir;
   ASSERT_TRUE(testing::writeSampleTrace(dir.path("t.gpuscope")));

@@ -4,7 +4,11 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "formats/trace_reader.h"
 #include "tests/support/sample_trace.h"
@@ -221,6 +225,105 @@ TEST_F(RecordSample, DisableSwitchLeavesTheProgramAlone) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_NE(testing::readFile(dir_.path("out")).find("self-check passed"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(trace));
+}
+
+// `gpuscope record -o TRACE -- sample_faults MODE`: gpuscope's exit status (the program's own, 128 + the
+// signal when a signal ended it, as a shell reports it) and the trace, which must open.
+struct FaultRun {
+  int status = -1;
+  std::string out, err;
+  std::optional<TraceReader> trace;
+};
+
+FaultRun recordFault(const TempDir& dir, const std::string& mode, const std::string& output) {
+  FaultRun run;
+  const std::string cmd = testing::gpuscopeBinary() + " record -q -o " + output + " -- " + testing::binDir() +
+                          "/sample_faults " + mode + " >" + dir.path("out") + " 2>" + dir.path("err");
+  const int status = std::system(cmd.c_str());
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = testing::readFile(dir.path("out"));
+  run.err = testing::readFile(dir.path("err"));
+  if (Result<TraceReader> r = TraceReader::open(output)) run.trace.emplace(std::move(*r));
+  return run;
+}
+
+// A program that aborts, segfaults or leaves with _exit ends as it would without gpuscope, and its trace
+// holds the work done before the end (the collector flushes on the signal; _exit allows no flush, so what
+// the periodic flush committed is kept), with a data-quality row naming the signal.
+TEST_F(RecordSample, FaultEndingsKeepTheExitStatusAndTheTrace) {
+  struct Case {
+    const char* mode;
+    int status;
+    int64_t signal_rows;
+  };
+  for (const Case& c : {Case{"abort", 128 + SIGABRT, 1}, Case{"segv", 128 + SIGSEGV, 1}, Case{"exit", 7, 0}}) {
+    SCOPED_TRACE(c.mode);
+    FaultRun run = recordFault(dir_, c.mode, dir_.path(std::string(c.mode) + ".gpuscope"));
+    EXPECT_EQ(run.status, c.status) << run.err;
+    EXPECT_NE(run.out.find("work done"), std::string::npos) << run.out;
+    ASSERT_TRUE(run.trace) << run.err;
+    TraceReader& r = *run.trace;
+    EXPECT_GE(query(r, "SELECT count(*) FROM kernel"), 1000);
+    EXPECT_EQ(query(r, "SELECT count(*) FROM data_quality WHERE code = 'terminated_by_signal'"), c.signal_rows);
+  }
+}
+
+// Runs that end well under stress are recorded whole: the program's self-check passes, and the trace holds
+// what it did.
+TEST_F(RecordSample, FaultStressRunsAreRecordedWhole) {
+  struct Case {
+    const char* mode;
+    std::vector<std::pair<std::string, int64_t>> expected;  // query, its value
+  };
+  const Case cases[] = {
+      // 16 host threads on 8 streams: every kernel, on its stream, none dropped.
+      {"threads",
+       {{"SELECT count(*) FROM kernel", 80000},
+        {"SELECT count(DISTINCT stream_id) FROM kernel", 8},
+        {"SELECT count(*) FROM data_quality WHERE code = 'dropped_records'", 0}}},
+      // Out of GPU memory is the program's to handle: it sees cudaMalloc fail, frees, works on; the trace
+      // shows the failed calls.
+      {"oom",
+       {{"SELECT count(*) > 0 FROM api_call_view WHERE name_text LIKE 'cudaMalloc%' AND return_code != 0", 1},
+        {"SELECT count(*) FROM kernel", 1000}}},
+      // A CUDA program that forks and execs itself: both processes recorded and merged into one trace.
+      {"fork", {{"SELECT count(*) FROM session", 2}, {"SELECT count(*) FROM kernel", 3000}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.mode);
+    FaultRun run = recordFault(dir_, c.mode, dir_.path(std::string(c.mode) + ".gpuscope"));
+    EXPECT_EQ(run.status, 0) << run.err;
+    EXPECT_NE(run.out.find(std::string("faults ") + c.mode + ": self-check passed"), std::string::npos)
+        << run.out << run.err;
+    ASSERT_TRUE(run.trace) << run.err;
+    for (const auto& [sql, value] : c.expected) EXPECT_EQ(query(*run.trace, sql), value) << sql;
+  }
+}
+
+// An output folder that cannot be written: one clear error before the program runs, nothing left behind.
+TEST_F(RecordSample, FaultUnwritableOutputIsRefusedUpFront) {
+  FaultRun run = recordFault(dir_, "child", "/proc/gpuscope-no-such-folder/t.gpuscope");
+  EXPECT_EQ(run.status, 1);
+  EXPECT_NE(run.err.find("/proc/gpuscope-no-such-folder/t.gpuscope"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out.find("self-check"), std::string::npos) << "the program ran: " << run.out;
+}
+
+// A full filesystem (a 1 MiB tmpfs): the program runs and ends as without gpuscope; gpuscope says the disk
+// was full and that no trace was written, and keeps what the process wrote.
+TEST_F(RecordSample, FaultFullFilesystemLeavesTheProgramAlone) {
+  const std::string small = dir_.path("small");
+  std::filesystem::create_directory(small);
+  if (std::system(("mount -t tmpfs -o size=1m tmpfs " + small + " 2>/dev/null").c_str()) != 0) {
+    GTEST_SKIP() << "cannot mount a small tmpfs here (needs CAP_SYS_ADMIN): full-filesystem case not run";
+  }
+  FaultRun run = recordFault(dir_, "threads", small + "/threads.gpuscope");
+  std::system(("umount " + small).c_str());
+  EXPECT_EQ(run.status, 0) << run.err;  // the program's
+  EXPECT_NE(run.out.find("self-check passed"), std::string::npos) << run.out << run.err;
+  EXPECT_NE(run.err.find("disk is full"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("no trace written"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("empty gpuscope trace"), std::string::npos) << run.err;
+  EXPECT_FALSE(run.trace);
 }
 
 }  // namespace
