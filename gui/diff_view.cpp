@@ -4,10 +4,12 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 
 #include "analyzer/units.h"
+#include "gui/timeline_view.h"
 
 namespace gpuscope::gui {
 
@@ -21,15 +23,25 @@ QString line(const char* what, const analysis::Change& c, bool bytes) {
       .arg(what, text(c.before), text(c.after), qs(analysis::percentText(c)));
 }
 
-QTableView* tableOf(ChangesModel* model, QWidget* parent) {
+QTableView* tableOf(QAbstractItemModel* model, QWidget* parent) {
   auto* table = new QTableView(parent);
   table->setModel(model);
   table->setWordWrap(false);
   table->verticalHeader()->hide();
   table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table->horizontalHeader()->setSectionResizeMode(ChangesModel::kName, QHeaderView::Stretch);
+  table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   return table;
 }
+
+// The first steady iteration's start and length, or the whole run's when it has none.
+std::pair<int64_t, int64_t> firstSteady(const TraceSnapshot& s) {
+  for (const analysis::Iteration& it : s.iterations.list) {
+    if (!it.warmup) return {it.start_ns, it.durationNs()};
+  }
+  return {s.trace().startNs(), s.trace().durationNs()};
+}
+
+QString changeText(double delta) { return (delta > 0 ? "+" : "") + durationText(static_cast<int64_t>(delta)); }
 
 }  // namespace
 
@@ -71,7 +83,7 @@ QVariant ChangesModel::data(const QModelIndex& index, int role) const {
     case kName: return qs(k.name);
     case kBefore: return durationText(static_cast<int64_t>(k.time_ns.before));
     case kAfter: return durationText(static_cast<int64_t>(k.time_ns.after));
-    case kChange: return (k.time_ns.delta() > 0 ? "+" : "") + durationText(static_cast<int64_t>(k.time_ns.delta()));
+    case kChange: return changeText(k.time_ns.delta());
     case kPercent: return qs(analysis::percentText(k.time_ns));
     case kLaunchesBefore: return QString::number(k.count.before, 'f', 0);
     case kLaunchesAfter: return QString::number(k.count.after, 'f', 0);
@@ -79,16 +91,70 @@ QVariant ChangesModel::data(const QModelIndex& index, int role) const {
   }
 }
 
+IterationsModel::IterationsModel(QObject* parent)
+    : TableModel({tr("Iteration"), tr("Before"), tr("After"), tr("Change"), tr("Change (%)"), tr("Kernels before"),
+                  tr("Kernels after")},
+                 parent) {}
+
+void IterationsModel::setRuns(const analysis::Iterations& before, const analysis::Iterations& after) {
+  beginResetModel();
+  before_ = before.list;
+  after_ = after.list;
+  endResetModel();
+}
+
+int IterationsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(std::max(before_.size(), after_.size()));
+}
+
+QVariant IterationsModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+  const auto row = static_cast<size_t>(index.row());
+  const analysis::Iteration* b = row < before_.size() ? &before_[row] : nullptr;
+  const analysis::Iteration* a = row < after_.size() ? &after_[row] : nullptr;
+  const analysis::Change time{b ? static_cast<double>(b->durationNs()) : 0,
+                              a ? static_cast<double>(a->durationNs()) : 0};
+  if (role == Qt::TextAlignmentRole && index.column() != kIteration) return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::ForegroundRole && index.column() == kChange && a && b && time.delta() != 0) {
+    return QColor(time.delta() < 0 ? Qt::darkGreen : Qt::darkRed);
+  }
+  if (role != Qt::DisplayRole) return {};
+  const bool warmup = (b && b->warmup) || (a && a->warmup);
+  switch (index.column()) {
+    case kIteration: return QString::number(row + 1) + (warmup ? tr(" (warm-up)") : QString());
+    case kBefore: return b ? durationText(b->durationNs()) : QString();
+    case kAfter: return a ? durationText(a->durationNs()) : QString();
+    case kChange: return a && b ? changeText(time.delta()) : QString();
+    case kPercent: return a && b ? qs(analysis::percentText(time)) : QString();
+    case kKernelsBefore: return b ? QString::number(b->kernels) : QString();
+    case kKernelsAfter: return a ? QString::number(a->kernels) : QString();
+    default: return {};
+  }
+}
+
 DiffView::DiffView(QWidget* parent)
-    : QWidget(parent), summary_(new QLabel(this)), classes_(new ChangesModel(this)), kernels_(new ChangesModel(this)) {
+    : QWidget(parent),
+      summary_(new QLabel(this)),
+      classes_(new ChangesModel(this)),
+      kernels_(new ChangesModel(this)),
+      iterations_(new IterationsModel(this)),
+      before_timeline_(new TimelineView(this)),
+      after_timeline_(new TimelineView(this)) {
   summary_->setTextFormat(Qt::RichText);
   summary_->setText(tr("Compare this trace with another: File ▸ Compare with…"));
-  auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(tableOf(classes_, split));
-  split->addWidget(tableOf(kernels_, split));
+  auto* kernels = new QSplitter(Qt::Vertical, this);
+  kernels->addWidget(tableOf(classes_, kernels));
+  kernels->addWidget(tableOf(kernels_, kernels));
+  auto* timelines = new QSplitter(Qt::Vertical, this);
+  timelines->addWidget(before_timeline_);
+  timelines->addWidget(after_timeline_);
+  auto* tabs = new QTabWidget(this);
+  tabs->addTab(kernels, tr("By class and kernel"));
+  tabs->addTab(tableOf(iterations_, tabs), tr("By iteration"));
+  tabs->addTab(timelines, tr("Timelines (before above, after below)"));
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(summary_);
-  layout->addWidget(split, 1);
+  layout->addWidget(tabs, 1);
 }
 
 QString DiffView::summaryText() const { return summary_->text(); }
@@ -113,6 +179,19 @@ void DiffView::setDiff(std::shared_ptr<const DiffSnapshot> diff) {
   summary_->setText(html);
   classes_->setRows(d.classes);
   kernels_->setRows(d.kernels);
+  iterations_->setRuns(diff_->before->iterations, diff_->after->iterations);
+  alignTimelines();
+}
+
+// Both timelines from their first steady iteration, over the longer of the two: one time scale.
+void DiffView::alignTimelines() {
+  before_timeline_->setSnapshot(diff_->before);
+  after_timeline_->setSnapshot(diff_->after);
+  const auto [before_start, before_length] = firstSteady(*diff_->before);
+  const auto [after_start, after_length] = firstSteady(*diff_->after);
+  const int64_t window = std::max<int64_t>(1, std::max(before_length, after_length));
+  before_timeline_->axis().show(before_start, before_start + window);
+  after_timeline_->axis().show(after_start, after_start + window);
 }
 
 }  // namespace gpuscope::gui

@@ -1,6 +1,8 @@
 // The Diff view: this trace against another (File ▸ Compare with…, or --diff), as `gpuscope diff` shows
 // them: the steady iteration, peak memory, GPU busy time and kernel count before and after, then kernel
-// time per class and per kernel, largest change first, and the kernels that appeared or disappeared.
+// time per class and per kernel, largest change first, and the kernels that appeared or disappeared; each
+// iteration's time before and after; and the two timelines one above the other on one time scale, each
+// from its first steady iteration, so what got shorter shows.
 #pragma once
 
 #include <QWidget>
@@ -14,6 +16,8 @@ class QLabel;
 class QTableView;
 
 namespace gpuscope::gui {
+
+class TimelineView;
 
 struct DiffSnapshot {
   std::shared_ptr<const TraceSnapshot> before, after;
@@ -38,6 +42,21 @@ class ChangesModel : public TableModel {
   std::vector<analysis::KernelChange> rows_;
 };
 
+// Iteration k of each run, side by side: its time, the change, its kernels; warm-up iterations marked.
+class IterationsModel : public TableModel {
+  Q_OBJECT
+
+ public:
+  enum Column { kIteration, kBefore, kAfter, kChange, kPercent, kKernelsBefore, kKernelsAfter, kColumnCount };
+  explicit IterationsModel(QObject* parent = nullptr);
+  void setRuns(const analysis::Iterations& before, const analysis::Iterations& after);
+  int rowCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+
+ private:
+  std::vector<analysis::Iteration> before_, after_;
+};
+
 class DiffView : public QWidget {
   Q_OBJECT
 
@@ -46,13 +65,20 @@ class DiffView : public QWidget {
   void setDiff(std::shared_ptr<const DiffSnapshot> diff);
   ChangesModel* classes() const { return classes_; }
   ChangesModel* kernels() const { return kernels_; }
+  IterationsModel* iterations() const { return iterations_; }
+  TimelineView* beforeTimeline() const { return before_timeline_; }
+  TimelineView* afterTimeline() const { return after_timeline_; }
   QString summaryText() const;
 
  private:
+  void alignTimelines();
   std::shared_ptr<const DiffSnapshot> diff_;
   QLabel* summary_;
   ChangesModel* classes_;
   ChangesModel* kernels_;
+  IterationsModel* iterations_;
+  TimelineView* before_timeline_;
+  TimelineView* after_timeline_;
 };
 
 }  // namespace gpuscope::gui

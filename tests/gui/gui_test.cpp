@@ -14,6 +14,7 @@
 #include <QTextBrowser>
 #include <QtTest>
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "gui/advisor_view.h"
@@ -24,6 +25,7 @@
 #include "gui/main_window.h"
 #include "gui/memory_view.h"
 #include "gui/screenshot.h"
+#include "gui/text.h"
 #include "gui/time_axis.h"
 #include "gui/timeline_lanes.h"
 #include "gui/timeline_view.h"
@@ -316,6 +318,19 @@ class GuiTest : public QObject {
     QCOMPARE(view.kernels()->index(0, ChangesModel::kName).data().toString(),
              QString::fromStdString(expected.kernels.front().name));
     QVERIFY(view.summaryText().contains("Peak device memory"));
+    // Iteration by iteration, and the two timelines on one time scale from their first steady iteration.
+    QAbstractItemModelTester iterations(view.iterations(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const auto& after = (*d)->after;
+    QCOMPARE(view.iterations()->rowCount(),
+             static_cast<int>(std::max(before->iterations.list.size(), after->iterations.list.size())));
+    QVERIFY(view.iterations()->rowCount() > 1);
+    QCOMPARE(view.iterations()->index(1, IterationsModel::kAfter).data().toString(),
+             durationText(after->iterations.list[1].durationNs()));
+    QVERIFY(!view.beforeTimeline()->tracks().empty() && !view.afterTimeline()->tracks().empty());
+    const TimeAxis& b = view.beforeTimeline()->axis();
+    const TimeAxis& a = view.afterTimeline()->axis();
+    QVERIFY(std::abs(static_cast<double>((b.viewEnd() - b.viewStart()) - (a.viewEnd() - a.viewStart()))) <=
+            2 * std::max(a.nsPerPixel(), b.nsPerPixel()));
     QVERIFY(!compareTraces(before, "/no/such/trace.gpuscope"));
 
     MainWindow window;
