@@ -1,13 +1,20 @@
 """NVTX ranges for modules and optimizer steps, through PyTorch's global hooks.
 
 Forward: a range from each module's forward pre-hook to its forward hook. Backward: a range from the
-moment the gradient of the module's output arrives (a hook on the output tensor) to the moment the
-gradients of all its inputs that need one are computed (hooks on the input tensors), or, when no input
-needs a gradient (the first layer), until its parameters' gradients are accumulated. Ranges use NVTX
-start/end, not push/pop, because backward ranges need not nest on one thread. A range left open (a
-module whose backward never ran) is closed at the next optimizer step or forward of a root module.
+moment the gradient of the module's output arrives to the moment the gradients of all its inputs that
+need one are computed, or, when no input needs a gradient (the first layer), until its parameters'
+gradients are accumulated. Ranges use NVTX start/end, not push/pop, because backward ranges need not nest
+on one thread. A range left open (a module whose backward never ran) is closed at the next optimizer step
+or forward of a root module.
+
+This runs on every module call, so it is kept cheap (tests/bench/torch_bridge_cpu_overhead.py measures
+it): the backward hooks go on the autograd nodes that produce the tensors (Node.register_prehook, about a
+third of Tensor.register_hook's cost, and it fires at the same step of the backward pass, with the
+tensor's gradient among the node's), on the tensor only where there is no node (a leaf); one object per
+module call holds its backward range's state; range names are made once per module.
 """
 
+import collections
 import threading
 import weakref
 
@@ -15,10 +22,10 @@ import torch
 
 from . import warn
 
-_names = weakref.WeakKeyDictionary()  # module -> qualified name
-_local = threading.local()  # .stack: (module, its inputs that need a gradient) whose forward is running
+_names = weakref.WeakKeyDictionary()  # module -> (qualified name, its forward range's name, its backward's)
+_local = threading.local()  # .stack: (module, its range names, its inputs needing a gradient) in forward
 _open_backward = {}  # range id -> True, for ranges still open
-_param_hooks = weakref.WeakKeyDictionary()  # module -> [handles]: parameters' post-accumulate hooks
+_param_waiters = {}  # id(parameter) -> (weak reference to it, deque of _BackwardRange waiting for its gradient)
 _lock = threading.Lock()
 _failed = False
 root_forward_observers = []  # called with each root module when its forward begins (memory.py)
@@ -40,19 +47,28 @@ def install():
 
 def qualified_name(module):
     """The module's name from its root ("GPT2LMHeadModel.transformer.h.0"), naming the tree on first sight."""
-    name = _names.get(module)
-    if name is not None:
-        return name
+    return _range_names(module)[0]
+
+
+def _range_names(module):
+    names = _names.get(module)
+    if names is not None:
+        return names
     stack = _stack()
     if stack:  # a module not registered under the running one (made on the fly): name it below its caller
         caller = stack[-1][0]
-        name = f"{_names.get(caller, type(caller).__name__)}.{type(module).__name__}"
-        _names[module] = name
-        return name
+        caller_name = _names[caller][0] if caller in _names else type(caller).__name__
+        names = _names[module] = _named(f"{caller_name}.{type(module).__name__}")
+        return names
     root = type(module).__name__
     for child_name, child in module.named_modules():
-        _names.setdefault(child, f"{root}.{child_name}" if child_name else root)
+        if child not in _names:
+            _names[child] = _named(f"{root}.{child_name}" if child_name else root)
     return _names[module]
+
+
+def _named(name):
+    return name, f"{name} (forward)", f"{name} (backward)"
 
 
 def _stack():
@@ -95,14 +111,14 @@ def _tensors(value, out):
 
 @_guarded
 def _forward_pre(module, args):
-    name = qualified_name(module)
+    names = _range_names(module)
     stack = _stack()
     if not stack:
         _close_open_backward()
         for observe in root_forward_observers:
             observe(module)
-    stack.append((module, _tensors(args, []) if torch.is_grad_enabled() else []))
-    torch.cuda.nvtx.range_push(f"{name} (forward)")
+    stack.append((module, names, _tensors(args, []) if torch.is_grad_enabled() else []))
+    torch.cuda.nvtx.range_push(names[1])
 
 
 @_guarded
@@ -110,72 +126,138 @@ def _forward_post(module, args, output):
     stack = _stack()
     if not stack or stack[-1][0] is not module:
         return  # the pre-hook did not run for this call (hooks installed mid-forward)
-    _, inputs = stack.pop()
+    _, names, inputs = stack.pop()
     torch.cuda.nvtx.range_pop()
     if torch.is_grad_enabled():
-        _arm_backward(module, inputs, _tensors(output, []))
+        outputs = _tensors(output, [])
+        if outputs:
+            _BackwardRange(module, names[2], inputs, outputs)
 
 
-def _arm_backward(module, inputs, outputs):
-    if not outputs:
-        return
-    name = qualified_name(module)
-    state = {"range": None, "waiting": len(inputs)}
+def _gradient_points(tensors):
+    """Where each tensor's gradient can be watched, each once: the autograd node that made it (one node may
+    make several of the tensors), or the tensor itself where there is none (a leaf)."""
+    points = []
+    for t in tensors:
+        point = t.grad_fn
+        if point is None:
+            point = t
+        for seen in points:
+            if seen is point:
+                break
+        else:
+            points.append(point)
+    return points
 
-    def begin(_grad):
-        if state["range"] is None and not _failed:
-            state["range"] = torch.cuda.nvtx.range_start(f"{name} (backward)")
-            with _lock:
-                _open_backward[state["range"]] = True
 
-    def input_done(_grad):
-        state["waiting"] -= 1
-        if state["waiting"] == 0:
-            _end(state)
-
-    fired = [False]
-
-    def begin_once(grad):
-        if not fired[0]:
-            fired[0] = True
-            begin(grad)
-
-    for t in outputs:
-        t.register_hook(_guarded(begin_once))
-    if inputs:
-        for t in inputs:
-            t.register_hook(_guarded(input_done))
+def _watch(point, hook):
+    """Calls hook when the gradient reaches point (a node: before it runs; a leaf: when it is computed)."""
+    if isinstance(point, torch.Tensor):
+        once = _Once(hook)
+        once.handle = point.register_hook(once)
     else:
-        _arm_parameters(module, state)
+        point.register_prehook(hook)
 
 
-def _arm_parameters(module, state):
-    """Ends the module's backward range when its last parameter gradient is accumulated."""
-    params = [p for p in module.parameters() if p.requires_grad]
-    if not params:
-        return
-    state["params_left"] = len(params)
-    handles = []
+class _Once:
+    """A hook on a leaf tensor, removed when it fires. A node's hooks go with the autograd graph, but a
+    leaf outlives it (an input reused at every step, a parameter passed to a module): its hooks would pile
+    up, one more per step, each called at every backward."""
 
-    def accumulated(_param):
-        state["params_left"] -= 1
-        if state["params_left"] == 0:
-            _end(state)
-            for h in handles:
-                h.remove()
+    __slots__ = ("hook", "handle")
 
-    for p in params:
-        handles.append(p.register_post_accumulate_grad_hook(_guarded(accumulated)))
+    def __init__(self, hook):
+        self.hook = hook
+
+    def __call__(self, grad):
+        if not _compiling():  # being traced: no side effect (the hook itself returns at once too)
+            self.handle.remove()
+        self.hook(grad)
 
 
-def _end(state):
-    rid = state.get("range")
-    if rid is None:
-        return
-    state["range"] = None
-    with _lock:
-        if _open_backward.pop(rid, None):
-            torch.cuda.nvtx.range_end(rid)
+class _BackwardRange:
+    """One module call's backward range: started when the first of its outputs' gradients arrives, ended
+    when its inputs' gradients are all computed, or its parameters' accumulated where no input needs one.
+    Held only by the hooks: the autograd graph's, and its parameters' waiting lists."""
+
+    __slots__ = ("name", "range", "started", "waiting", "params_left")
+
+    def __init__(self, module, name, inputs, outputs):
+        self.name = name
+        self.range = None
+        self.started = False
+        for point in _gradient_points(outputs):
+            _watch(point, self.begin)
+        if inputs:
+            points = _gradient_points(inputs)
+            self.waiting = len(points)
+            for point in points:
+                _watch(point, self.input_done)
+        else:
+            self._watch_parameters(module)
+
+    def _watch_parameters(self, module):
+        params = [p for p in module.parameters() if p.requires_grad]
+        self.params_left = len(params)
+        for p in params:
+            _waiters(p).append(self)
+
+    @_guarded
+    def begin(self, _grad):
+        if self.started:  # several outputs: the first gradient begins the range
+            return
+        self.started = True
+        self.range = torch.cuda.nvtx.range_start(self.name)
+        with _lock:
+            _open_backward[self.range] = True
+
+    @_guarded
+    def input_done(self, _grad):
+        self.waiting -= 1
+        if self.waiting == 0:
+            self._end()
+
+    def accumulated(self):
+        self.params_left -= 1
+        if self.params_left == 0:
+            self._end()
+
+    def _end(self):
+        rid = self.range
+        if rid is None:
+            return
+        self.range = None
+        with _lock:
+            if _open_backward.pop(rid, None):
+                torch.cuda.nvtx.range_end(rid)
+
+
+def _waiters(param):
+    """The ranges waiting for the parameter's gradient to be accumulated. The parameter gets one hook, for
+    good, on first need: registering a hook is what costs, and a root module waits for all its parameters
+    at every forward. Keyed by id (a tensor's == compares elements), checked against a weak reference."""
+    entry = _param_waiters.get(id(param))
+    if entry is None or entry[0]() is not param:
+        key = id(param)
+        waiters = collections.deque()  # appended in forward, emptied by the autograd engine's thread
+
+        def forget(ref):
+            if _param_waiters.get(key, (None,))[0] is ref:
+                del _param_waiters[key]
+
+        entry = _param_waiters[key] = (weakref.ref(param, forget), waiters)
+        param.register_post_accumulate_grad_hook(_guarded(lambda _param: _accumulated(waiters)))
+    return entry[1]
+
+
+def _accumulated(waiters):
+    """Each range waiting for this gradient counts it, once: a range waits for one backward pass."""
+    while waiters:
+        try:
+            waiting = waiters.popleft()
+        except IndexError:  # emptied by another thread meanwhile
+            return
+        waiting.accumulated()
 
 
 def _close_open_backward():

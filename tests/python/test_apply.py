@@ -1,0 +1,171 @@
+"""apply.py with real torch on the CPU: plans written to a file and applied as under `gpuscope apply` (the
+bootstrap's sitecustomize on PYTHONPATH, GPUSCOPE_TORCH=apply), to programs that know nothing of them."""
+
+import json
+import tempfile
+import unittest
+
+import torch
+
+import support
+
+
+class PlanCase(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.tmp = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def plan(self, *fixes):
+        return support.write_plan(self.tmp, fixes)
+
+    def json_output(self, program, *args, plan=None):
+        """Runs the program and returns (what it printed as JSON, the lines the bridge wrote on stderr)."""
+        result = support.run_ok(self, program, *args, plan=plan)
+        return json.loads(result.stdout), support.bridge_lines(result.stderr)
+
+    def training(self, model, plan=None):
+        """gradients.py's results for MODEL: gradients, losses, blocks' forward calls over two steps."""
+        out = f"{self.tmp}/{model}-{'plan' if plan else 'plain'}.pt"
+        result = support.run_ok(self, "gradients.py", out, "--model", model, plan=plan)
+        return torch.load(out), support.bridge_lines(result.stderr)
+
+
+class Checkpoint(PlanCase):
+    """Which blocks the checkpoint fix picks: a picked block's forward runs twice per step (once more when
+    backward recomputes it), every other module's once."""
+
+    def checkpointed(self, model):
+        trained, lines = self.training(model, plan=self.plan({"kind": "checkpoint", "segments": 2}))
+        return trained["calls"], lines
+
+    def test_transformer_layers_are_checkpointed(self):
+        calls, lines = self.checkpointed("transformer")
+        self.assertEqual(calls, {f"layers.{i}": 4 for i in range(4)})  # two steps, recomputed in each
+        self.assertIn("applied: 4 blocks of Transformer checkpointed", lines[-1])
+
+    def test_resnet_bottlenecks_of_every_stage_are_checkpointed(self):
+        calls, lines = self.checkpointed("resnet")
+        stages = {"layer1": 2, "layer2": 2, "layer3": 3}
+        self.assertEqual(calls, {f"{stage}.{i}": 4 for stage, n in stages.items() for i in range(n)})
+        self.assertIn("applied: 7 blocks of ResNet checkpointed", lines[-1])
+
+    def test_nested_runs_checkpoint_the_outermost(self):
+        calls, lines = self.checkpointed("nested")
+        self.assertEqual(calls, {f"stages.{s}{b}": 4 for s in range(2) for b in ("", ".0", ".1")})
+        self.assertIn("applied: 2 blocks of NestedStages checkpointed", lines[-1])
+
+    def test_model_with_its_own_switch_gets_gradient_checkpointing_enable(self):
+        trained, lines = self.training("self_checkpointing", plan=self.plan({"kind": "checkpoint"}))
+        self.assertEqual(trained["enabled_with"], {"gradient_checkpointing_kwargs": {"use_reentrant": False}})
+        self.assertEqual(trained["calls"], {f"layers.{i}": 2 for i in range(4)})  # left to the model
+        self.assertIn("SelfCheckpointing.gradient_checkpointing_enable() (non-reentrant)", lines[-1])
+
+    def test_unchecked_training_runs_blocks_once(self):
+        trained, _ = self.training("transformer")
+        self.assertEqual(trained["calls"], {f"layers.{i}": 2 for i in range(4)})
+
+    def test_checkpointed_training_gives_the_same_gradients(self):
+        plain, _ = self.training("transformer")
+        checkpointed, _ = self.training("transformer", plan=self.plan({"kind": "checkpoint"}))
+        for name, grad in plain["grads"].items():
+            self.assertTrue(torch.equal(grad, checkpointed["grads"][name]), name)
+        self.assertTrue(torch.equal(torch.stack(plain["losses"]), torch.stack(checkpointed["losses"])))
+
+
+class FusedOptimizer(PlanCase):
+    def test_adam_adamw_sgd_are_built_fused(self):
+        built, lines = self.json_output("optimizers.py", plan=self.plan({"kind": "optimizer", "setting": "fused"}))
+        for name in ("Adam", "AdamW", "SGD"):
+            self.assertEqual(built[name], {"fused": True, "differentiable": False, "parameters": 4, "stepped": True})
+        self.assertIn("applied: Adam, AdamW and SGD are built with fused=True", lines[0])
+
+    def test_without_the_plan_they_are_not_fused(self):
+        built, _ = self.json_output("optimizers.py")
+        self.assertEqual({built[name]["fused"] for name in built}, {None})
+
+    def test_optimizer_fused_cannot_serve_is_built_as_the_script_asked(self):
+        plan = self.plan({"kind": "optimizer", "setting": "fused"})
+        built, _ = self.json_output("optimizers.py", "--differentiable", plan=plan)
+        for name in ("Adam", "AdamW", "SGD"):
+            self.assertEqual(built[name], {"fused": None, "differentiable": True, "parameters": 4, "stepped": False})
+
+    def test_other_optimizer_settings_are_not_applied(self):
+        built, lines = self.json_output("optimizers.py", plan=self.plan({"kind": "optimizer", "setting": "zero"}))
+        self.assertEqual(built["Adam"]["fused"], None)
+        self.assertIn("not applied: optimizer setting 'zero' needs a code change", lines[0])
+
+
+class DataLoaderWorkers(PlanCase):
+    FIX = {"kind": "data_loader", "num_workers": 2, "pin_memory": False, "persistent_workers": True}
+
+    def test_loader_gets_the_plans_workers_and_the_same_batches(self):
+        plain, _ = self.json_output("data_loader.py")
+        applied, lines = self.json_output("data_loader.py", plan=self.plan(self.FIX))
+        self.assertEqual((applied["num_workers"], applied["persistent_workers"]), (2, True))
+        self.assertEqual(applied["batches"], plain["batches"])
+        self.assertIn("applied: DataLoader with at least 2 workers", lines[0])
+
+    def test_script_asking_for_more_workers_keeps_them(self):
+        applied, _ = self.json_output("data_loader.py", "--workers", "3", plan=self.plan(self.FIX))
+        self.assertEqual(applied["num_workers"], 3)
+
+    def test_loader_built_with_positional_arguments_is_left_alone(self):
+        applied, _ = self.json_output("data_loader.py", "--positional", plan=self.plan(self.FIX))
+        self.assertEqual((applied["num_workers"], applied["persistent_workers"]), (0, False))
+
+
+class GlobalSettings(PlanCase):
+    def test_tf32_sets_the_matmul_and_cudnn_flags(self):
+        plain, _ = self.json_output("settings.py")
+        applied, lines = self.json_output("settings.py", plan=self.plan({"kind": "precision", "setting": "tf32"}))
+        self.assertFalse(plain["matmul_tf32"])
+        self.assertTrue(applied["matmul_tf32"] and applied["cudnn_tf32"])
+        self.assertIn("applied: TF32 matmuls and convolutions", lines[0])
+
+    def test_allocator_setting_goes_to_pytorch_cuda_alloc_conf(self):
+        plan = self.plan({"kind": "allocator", "setting": "expandable_segments:True"})
+        applied, _ = self.json_output("settings.py", plan=plan)
+        self.assertEqual(applied["alloc_conf"], "expandable_segments:True")
+
+    def test_attention_fix_is_reported_as_needing_a_code_change(self):
+        _, lines = self.json_output("settings.py", plan=self.plan({"kind": "attention", "setting": "sdpa"}))
+        self.assertEqual(lines, ["gpuscope apply: attention-1 (attention): not applied: needs the model's code "
+                                 "changed (the advice shows how)"])
+
+
+class BadPlans(PlanCase):
+    """A plan the bridge cannot use: one line on stderr, and the program runs as without it."""
+
+    def assertRunsOnWithOneWarning(self, plan, warning):
+        plain = support.run_ok(self, "settings.py")
+        applied = support.run_ok(self, "settings.py", plan=plan)
+        self.assertEqual(applied.stdout, plain.stdout)
+        lines = support.bridge_lines(applied.stderr)
+        self.assertEqual(len(lines), 1, applied.stderr)
+        self.assertIn(warning, lines[0])
+
+    def test_missing_plan(self):
+        self.assertRunsOnWithOneWarning(f"{self.tmp}/missing.json", "apply: cannot read the plan")
+
+    def test_plan_that_is_not_json(self):
+        plan = support.write_plan(self.tmp, [], raw="{not json")
+        self.assertRunsOnWithOneWarning(plan, "apply: cannot read the plan")
+
+    def test_plan_of_another_format(self):
+        plan = support.write_plan(self.tmp, [], raw=json.dumps({"format": "other", "version": 1, "fixes": []}))
+        self.assertRunsOnWithOneWarning(plan, "is not a gpuscope plan of version 1")
+
+    def test_unknown_fix_kind(self):
+        self.assertRunsOnWithOneWarning(self.plan({"kind": "teleport"}),
+                                        "(teleport): not applied: gpuscope does not know this kind of fix")
+
+    def test_unknown_precision_setting(self):
+        self.assertRunsOnWithOneWarning(self.plan({"kind": "precision", "setting": "fp4"}),
+                                        "not applied: unknown precision setting 'fp4'")
+
+
+if __name__ == "__main__":
+    unittest.main()

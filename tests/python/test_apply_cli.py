@@ -1,0 +1,59 @@
+"""`gpuscope apply --plan plan.json -- python train.py` end to end, through the real CLI (its path comes
+from CMake through tests/python/run): the program's output and exit status are its own, and stderr says
+what was applied."""
+
+import re
+import tempfile
+import unittest
+
+import support
+
+FIXES = [
+    {"kind": "precision", "setting": "tf32"},
+    {"kind": "optimizer", "setting": "fused"},
+    {"kind": "data_loader", "num_workers": 2, "persistent_workers": True},
+    {"kind": "checkpoint", "segments": 2},
+    {"kind": "attention", "setting": "sdpa"},
+]
+
+
+@unittest.skipUnless(support.CLI, "no gpuscope CLI given (tests/python/run VENV GPUSCOPE)")
+class ApplyCommand(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.TemporaryDirectory() as tmp:
+            plan = support.write_plan(tmp, FIXES)
+            cls.plain = support.run_program("train.py")
+            cls.applied = support.run_program("train.py", prefix=(support.CLI, "apply", "--plan", plan, "--"))
+
+    def test_program_output_is_unchanged(self):
+        self.assertRegex(self.plain.stdout, r"step 3 loss \d")
+        self.assertEqual(self.applied.stdout, self.plain.stdout)
+
+    def test_program_exit_status_is_unchanged(self):
+        self.assertEqual((self.plain.returncode, self.applied.returncode), (3, 3), self.applied.stderr)
+
+    def test_stderr_lists_what_was_applied(self):
+        lines = support.bridge_lines(self.applied.stderr)
+        for i, fix in enumerate(FIXES[:4], 1):
+            self.assertTrue(any(re.match(rf"gpuscope apply: {fix['kind']}-{i} \({fix['kind']}\): applied", line)
+                                for line in lines), f"{fix['kind']}: {lines}")
+        self.assertIn("gpuscope apply: checkpoint-4 (checkpoint): applied: 4 blocks of Transformer checkpointed",
+                      lines)
+        self.assertTrue(any("attention-5 (attention): not applied" in line for line in lines), lines)
+
+    def test_blocks_are_recomputed_under_the_plan(self):
+        self.assertIn("block forward calls 16", self.plain.stderr)  # 4 steps of 4 blocks
+        self.assertIn("block forward calls 32", self.applied.stderr)
+
+    def test_plan_the_cli_cannot_read_stops_before_the_program(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            plan = support.write_plan(tmp, [], raw="{}")
+            result = support.run_program("train.py", prefix=(support.CLI, "apply", "--plan", plan, "--"))
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stdout, "")  # the program did not run
+        self.assertIn("not a gpuscope plan", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
