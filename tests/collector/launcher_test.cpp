@@ -2,10 +2,12 @@
 // pass through unchanged.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
@@ -84,6 +86,23 @@ TEST(Launcher, ExistingOutputIsKeptAndTheProgramNotRun) {
   EXPECT_EQ(f.out, "");
   EXPECT_NE(f.err.find("--force"), std::string::npos);
   EXPECT_EQ(testing::readFile(dir.path("t.gpuscope")), "precious");
+}
+
+// An output folder on a read-only filesystem (a read-only tmpfs): one clear error before the program runs.
+TEST_F(LauncherRun, ReadOnlyOutputFolderIsRefusedUpFront) {
+  TempDir dir;
+  const std::string folder = dir.path("ro");
+  ASSERT_EQ(::mkdir(folder.c_str(), 0755), 0);
+  if (std::system(("mount -t tmpfs -o ro,size=1m tmpfs " + folder + " 2>/dev/null").c_str()) != 0) {
+    GTEST_SKIP() << "cannot mount a read-only tmpfs here (needs CAP_SYS_ADMIN): case not run";
+  }
+  Finished f = runGpuscope({"record", "-o", folder + "/t.gpuscope", "--", "sh", "-c", "echo ran"}, dir);
+  std::system(("umount " + folder).c_str());
+  ASSERT_TRUE(WIFEXITED(f.wait_status));
+  EXPECT_EQ(WEXITSTATUS(f.wait_status), 1);
+  EXPECT_EQ(f.out, "");  // the program did not run
+  EXPECT_NE(f.err.find(folder + "/t.gpuscope"), std::string::npos) << f.err;
+  EXPECT_NE(f.err.find("Read-only file system"), std::string::npos) << f.err;
 }
 
 TEST(Launcher, BadWindowOptionsAreUsageErrors) {
