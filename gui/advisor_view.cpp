@@ -1,6 +1,5 @@
 #include "gui/advisor_view.h"
 
-#include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
 #include <QTableView>
@@ -9,6 +8,7 @@
 
 #include "advisor/report.h"
 #include "analyzer/units.h"
+#include "gui/table_view.h"
 
 namespace gpuscope::gui {
 
@@ -20,13 +20,9 @@ AdvisorView::AdvisorView(QWidget* parent)
       details_(new QTextBrowser(this)) {
   header_->setWordWrap(true);
   header_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  table_->setModel(model_);
+  setUpTable(table_, model_, FindingsModel::kTitle);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
-  table_->setWordWrap(false);
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setSectionResizeMode(FindingsModel::kTitle, QHeaderView::Stretch);
-  table_->verticalHeader()->hide();
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(table_);
   split->addWidget(details_);

@@ -1,7 +1,7 @@
 #include "gui/diff_view.h"
+#include "gui/table_view.h"
 #include "gui/text.h"
 
-#include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
 #include <QTabWidget>
@@ -25,11 +25,7 @@ QString line(const char* what, const analysis::Change& c, bool bytes) {
 
 QTableView* tableOf(QAbstractItemModel* model, QWidget* parent) {
   auto* table = new QTableView(parent);
-  table->setModel(model);
-  table->setWordWrap(false);
-  table->verticalHeader()->hide();
-  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  setUpTable(table, model, 0);  // the name, or the iteration
   return table;
 }
 

@@ -1,8 +1,8 @@
 #include "gui/kernels_view.h"
+#include "gui/table_view.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -24,14 +24,10 @@ KernelsView::KernelsView(QWidget* parent)
   filter_->setPlaceholderText(tr("Filter kernels by name"));
   filter_->setClearButtonEnabled(true);
   grouping_->addItems({tr("By name"), tr("By class")});
-  table_->setModel(proxy_);
+  setUpTable(table_, proxy_, KernelTableModel::kName);
   table_->setSortingEnabled(true);
   table_->sortByColumn(KernelTableModel::kTotal, Qt::DescendingOrder);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setWordWrap(false);
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setSectionResizeMode(KernelTableModel::kName, QHeaderView::Stretch);
-  table_->verticalHeader()->hide();
 
   auto* bar = new QHBoxLayout;
   bar->addWidget(filter_, 1);

@@ -1,7 +1,7 @@
 #include "gui/memory_view.h"
+#include "gui/table_view.h"
 #include "gui/text.h"
 
-#include <QHeaderView>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
@@ -113,11 +113,7 @@ MemoryView::MemoryView(QWidget* parent)
       model_(new AllocationsModel(this)),
       table_(new QTableView(this)) {
   summary_->setWordWrap(true);
-  table_->setModel(model_);
-  table_->setWordWrap(false);
-  table_->verticalHeader()->hide();
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setSectionResizeMode(AllocationsModel::kCreator, QHeaderView::Stretch);
+  setUpTable(table_, model_, AllocationsModel::kCreator);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(chart_);
   split->addWidget(table_);
