@@ -20,6 +20,34 @@ using testing::TempDir;
 
 bool haveGpu() { return std::system("nvidia-smi -L >/dev/null 2>&1") == 0; }
 
+// `gpuscope record OPTIONS -o TRACE -- PROGRAM`: gpuscope's exit status (the program's own, 128 + the signal
+// when a signal ended it, as a shell reports it; -1 if gpuscope itself was killed), what it printed, and the
+// trace if it opens.
+struct RecordRun {
+  int status = -1;
+  std::string out, err;
+  std::optional<TraceReader> trace;
+  std::string trace_error;  // why it did not open
+};
+
+RecordRun runRecord(const TempDir& dir, const std::string& options, const std::string& output,
+                    const std::string& program) {
+  RecordRun run;
+  const std::string cmd = testing::gpuscopeBinary() + " record " + options + " -o " + output + " -- " + program + " >" +
+                          dir.path("out") + " 2>" + dir.path("err");
+  const int status = std::system(cmd.c_str());
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = testing::readFile(dir.path("out"));
+  run.err = testing::readFile(dir.path("err"));
+  Result<TraceReader> reader = TraceReader::open(output);
+  if (reader) {
+    run.trace.emplace(std::move(*reader));
+  } else {
+    run.trace_error = reader.status().message();
+  }
+  return run;
+}
+
 class RecordSample : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -34,18 +62,15 @@ class RecordSample : public ::testing::Test {
   TraceReader recordCommand(const std::string& name, const std::string& options, const std::string& program,
                             bool self_check = true) {
     const std::string trace = dir_.path(name + ".gpuscope");
-    const std::string cmd = testing::gpuscopeBinary() + " record " + options + " -o " + trace + " -- " + program +
-                            " >" + dir_.path("out") + " 2>" + dir_.path("err");
-    const int status = std::system(cmd.c_str());
-    out_ = testing::readFile(dir_.path("out"));
-    err_ = testing::readFile(dir_.path("err"));
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << err_;
+    RecordRun run = runRecord(dir_, options, trace, program);
+    out_ = run.out;
+    err_ = run.err;
+    EXPECT_EQ(run.status, 0) << err_;
     if (self_check) {
       EXPECT_NE(out_.find("self-check passed"), std::string::npos) << out_ << err_;
     }
-    Result<TraceReader> reader = TraceReader::open(trace);
-    EXPECT_TRUE(reader) << (reader ? "" : reader.status().message()) << "\n" << err_;
-    return std::move(*reader);
+    EXPECT_TRUE(run.trace) << run.trace_error << "\n" << err_;
+    return std::move(*run.trace);
   }
 
   static int64_t query(TraceReader& r, const std::string& sql) {
@@ -227,24 +252,9 @@ TEST_F(RecordSample, DisableSwitchLeavesTheProgramAlone) {
   EXPECT_FALSE(std::filesystem::exists(trace));
 }
 
-// `gpuscope record -o TRACE -- sample_faults MODE`: gpuscope's exit status (the program's own, 128 + the
-// signal when a signal ended it, as a shell reports it) and the trace, which must open.
-struct FaultRun {
-  int status = -1;
-  std::string out, err;
-  std::optional<TraceReader> trace;
-};
-
-FaultRun recordFault(const TempDir& dir, const std::string& mode, const std::string& output) {
-  FaultRun run;
-  const std::string cmd = testing::gpuscopeBinary() + " record -q -o " + output + " -- " + testing::binDir() +
-                          "/sample_faults " + mode + " >" + dir.path("out") + " 2>" + dir.path("err");
-  const int status = std::system(cmd.c_str());
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = testing::readFile(dir.path("out"));
-  run.err = testing::readFile(dir.path("err"));
-  if (Result<TraceReader> r = TraceReader::open(output)) run.trace.emplace(std::move(*r));
-  return run;
+// `gpuscope record -q -o TRACE -- sample_faults MODE`.
+RecordRun recordFault(const TempDir& dir, const std::string& mode, const std::string& output) {
+  return runRecord(dir, "-q", output, testing::binDir() + "/sample_faults " + mode);
 }
 
 // A program that aborts, segfaults or leaves with _exit ends as it would without gpuscope, and its trace
@@ -258,7 +268,7 @@ TEST_F(RecordSample, FaultEndingsKeepTheExitStatusAndTheTrace) {
   };
   for (const Case& c : {Case{"abort", 128 + SIGABRT, 1}, Case{"segv", 128 + SIGSEGV, 1}, Case{"exit", 7, 0}}) {
     SCOPED_TRACE(c.mode);
-    FaultRun run = recordFault(dir_, c.mode, dir_.path(std::string(c.mode) + ".gpuscope"));
+    RecordRun run = recordFault(dir_, c.mode, dir_.path(std::string(c.mode) + ".gpuscope"));
     EXPECT_EQ(run.status, c.status) << run.err;
     EXPECT_NE(run.out.find("work done"), std::string::npos) << run.out;
     ASSERT_TRUE(run.trace) << run.err;
@@ -291,7 +301,7 @@ TEST_F(RecordSample, FaultStressRunsAreRecordedWhole) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.mode);
-    FaultRun run = recordFault(dir_, c.mode, dir_.path(std::string(c.mode) + ".gpuscope"));
+    RecordRun run = recordFault(dir_, c.mode, dir_.path(std::string(c.mode) + ".gpuscope"));
     EXPECT_EQ(run.status, 0) << run.err;
     EXPECT_NE(run.out.find(std::string("faults ") + c.mode + ": self-check passed"), std::string::npos)
         << run.out << run.err;
@@ -302,7 +312,7 @@ TEST_F(RecordSample, FaultStressRunsAreRecordedWhole) {
 
 // An output folder that cannot be written: one clear error before the program runs, nothing left behind.
 TEST_F(RecordSample, FaultUnwritableOutputIsRefusedUpFront) {
-  FaultRun run = recordFault(dir_, "child", "/proc/gpuscope-no-such-folder/t.gpuscope");
+  RecordRun run = recordFault(dir_, "child", "/proc/gpuscope-no-such-folder/t.gpuscope");
   EXPECT_EQ(run.status, 1);
   EXPECT_NE(run.err.find("/proc/gpuscope-no-such-folder/t.gpuscope"), std::string::npos) << run.err;
   EXPECT_EQ(run.out.find("self-check"), std::string::npos) << "the program ran: " << run.out;
@@ -316,7 +326,7 @@ TEST_F(RecordSample, FaultFullFilesystemLeavesTheProgramAlone) {
   if (std::system(("mount -t tmpfs -o size=1m tmpfs " + small + " 2>/dev/null").c_str()) != 0) {
     GTEST_SKIP() << "cannot mount a small tmpfs here (needs CAP_SYS_ADMIN): full-filesystem case not run";
   }
-  FaultRun run = recordFault(dir_, "threads", small + "/threads.gpuscope");
+  RecordRun run = recordFault(dir_, "threads", small + "/threads.gpuscope");
   std::system(("umount " + small).c_str());
   EXPECT_EQ(run.status, 0) << run.err;  // the program's
   EXPECT_NE(run.out.find("self-check passed"), std::string::npos) << run.out << run.err;
