@@ -107,7 +107,7 @@ int64_t checkpointLives(const TraceData& trace, const MemoryAnalysis& memory, co
 // compiler fuses, during whose whole life only such kernels were launched, lives inside one run of fusable
 // kernels, which the compiler makes one kernel. One that lives across a GEMM, a convolution or a library
 // call (its reader, or a reader of something after it) is still written out.
-std::vector<bool> madeByFusableKernels(const TraceData& t, const MemoryAnalysis& memory) {
+std::vector<bool> livedAmongFusableKernels(const TraceData& t, const MemoryAnalysis& memory) {
   const std::vector<KernelKind> kinds = classifyConfigs(t);
   struct Launches {
     std::vector<int64_t> at;         // launch call starts, in order
@@ -154,7 +154,8 @@ std::optional<TensorReplay> replayTensors(const TraceData& trace, const MemoryAn
     out.blocks = checkpointLives(trace, memory, categories, top->device, until, again);
     if (out.blocks < 2) out.blocks = 0, until.assign(n, kForever), again.assign(n, kForever);
   }
-  const std::vector<bool> fused = what.drop_temporaries ? madeByFusableKernels(trace, memory) : std::vector<bool>(n);
+  const std::vector<bool> fused =
+      what.drop_temporaries ? livedAmongFusableKernels(trace, memory) : std::vector<bool>(n);
   std::vector<std::pair<int64_t, int64_t>> changes;
   for (size_t i = 0; i < n; ++i) {
     const Allocation& a = memory.allocations[i];
