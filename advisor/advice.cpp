@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "advisor/host_work.h"
 #include "advisor/rule.h"
 #include "analyzer/tensor_replay.h"
 #include "analyzer/units.h"
@@ -49,11 +50,36 @@ int64_t predictPeak(const Context& c, const std::vector<const Finding*>& finding
   return std::max<int64_t>(0, replay->peak_bytes + weight_cache - other);
 }
 
+// What the fixes do to the host's work per step.
+HostChanges hostChanges(const Context& c, const std::vector<const Finding*>& findings) {
+  HostChanges h;
+  h.graphs = hasFix(findings, "cuda_graphs");
+  h.compiled = c.framework == Framework::kPyTorch &&
+               (h.graphs || hasFix(findings, "fusion") || hasFix(findings, "gemm_padding"));
+  if (hasFix(findings, "fusion")) {
+    for (const analysis::FusionPattern* p : c.chainsToFuse()) h.launches_removed += p->launches_removed;
+    h.launches_removed = c.perStep(h.launches_removed);
+  }
+  h.checkpoint = hasFix(findings, "checkpoint");
+  h.autocast = hasFix(findings, "precision", "bf16_autocast");
+  h.fused_optimizer = hasFix(findings, "optimizer", "fused");
+  for (const Finding* f : findings) {
+    if (f->id == "input_pipeline") h.input_wait_removed_ns += f->gain.idle_ns;
+  }
+  return h;
+}
+
+struct StepForecast {
+  int64_t gpu_ns = 0;   // busy plus idle time after the fixes
+  int64_t host_ns = 0;  // the host's work after the fixes (0: not measured)
+};
+
 // The step is GPU busy time plus GPU idle time, and each fix wins from one or both: kernel time (fusion,
 // precision, padding) or idle time (CUDA graphs, input workers, fewer synchronisations). Within a pool the
 // gains add up, since the fixes act on different kernels or gaps, but never to more than the pool holds.
-// Time a fix costs (recomputation) runs kernels as the other fixes leave them, so it shrinks with them.
-plan::Outcome predict(const Context& c, const std::vector<const Finding*>& findings) {
+// Time a fix costs (recomputation) runs kernels as the other fixes leave them, so it shrinks with them. The
+// host's work after the fixes is forecast beside it: the step takes the longer of the two.
+StepForecast forecast(const Context& c, const std::vector<const Finding*>& findings) {
   const double step = static_cast<double>(c.step.time_ns);
   const double busy = std::min(step, static_cast<double>(c.perStep(c.timeline.busy_ns)));
   double busy_saved = 0, idle_saved = 0, extra = 0;
@@ -61,6 +87,7 @@ plan::Outcome predict(const Context& c, const std::vector<const Finding*>& findi
   const bool graphs =
       std::any_of(findings.begin(), findings.end(), [](const Finding* f) { return f->id == "launch_bound"; });
   for (const Finding* f : findings) {
+    if (f->gain.host_side) continue;  // the host's work: forecast on its own
     if (!(graphs && f->id == "fusable_chains")) idle_saved += static_cast<double>(f->gain.idle_ns);
     busy_saved += static_cast<double>(f->gain.time_ns - f->gain.idle_ns);
     extra += static_cast<double>(f->gain.extra_time_ns);
@@ -68,18 +95,39 @@ plan::Outcome predict(const Context& c, const std::vector<const Finding*>& findi
   busy_saved = std::min(busy_saved, kMostOfThePool * busy);
   idle_saved = std::min(idle_saved, kMostOfThePool * (step - busy));
   const double busy_left = busy > 0 ? (busy - busy_saved) / busy : 1.0;
+  return {std::llround(step - busy_saved - idle_saved + extra * busy_left), hostStepAfter(c, hostChanges(c, findings))};
+}
+
+}  // namespace
+
+plan::Outcome predictOutcome(const Context& c, const std::vector<const Finding*>& findings) {
+  const StepForecast f = forecast(c, findings);
   plan::Outcome p;
-  p.step_time_ns = std::llround(step - busy_saved - idle_saved + extra * busy_left);
+  p.step_time_ns = std::max(f.gpu_ns, f.host_ns);
   p.peak_memory_bytes = predictPeak(c, findings);
   return p;
 }
 
-constexpr std::string_view kPredictionBasis =
-    "the measured step split into GPU busy and idle time; each fix's estimated gain taken from the kernel time "
-    "or the idle time it acts on, gains in one pool added (at most 95 % of it), plus the time a fix costs scaled "
-    "to the kernels' time after the other fixes; peak memory: PyTorch's tensors replayed with checkpointing, "
-    "bf16 activations and compiled intermediates as the fixes change them (else the peak less the largest "
-    "memory gain)";
+namespace {
+
+// Where the other fixes would leave the step waiting for its host, the launch-bound rule looks ahead.
+std::optional<Finding> foreseeHostBound(const Context& c, const std::vector<const Finding*>& findings) {
+  if (c.framework == Framework::kJax || !c.host.measured || hasFix(findings, "cuda_graphs")) return std::nullopt;
+  const StepForecast f = forecast(c, findings);
+  HostChanges graphs = hostChanges(c, findings);
+  graphs.graphs = true;
+  graphs.compiled = c.framework == Framework::kPyTorch;
+  return hostBoundAfterFixes(c, f.gpu_ns, f.host_ns, hostStepAfter(c, graphs));
+}
+
+std::string predictionBasis() {
+  return "the measured step split into GPU busy and idle time; each fix's estimated gain taken from the kernel time "
+         "or the idle time it acts on, gains in one pool added (at most 95 % of it), plus the time a fix costs scaled "
+         "to the kernels' time after the other fixes; peak memory: PyTorch's tensors replayed with checkpointing, "
+         "bf16 activations and compiled intermediates as the fixes change them (else the peak less the largest "
+         "memory gain); the step is no shorter than the host's work after the fixes: " +
+         std::string(kHostFloorBasis);
+}
 
 // Whether gpuscope applies the fix as it stands: the PyTorch bridge applies every kind but attention (the
 // model's code must change) and optimizer settings other than fused (another optimizer); the runtime for
@@ -142,17 +190,27 @@ Advice advise(const Context& c) {
     if (c.device == analysis::kNone) break;
     if (std::optional<Finding> f = rule.check(c)) a.findings.push_back(std::move(*f));
   }
+  if (c.device != analysis::kNone) {
+    std::vector<const Finding*> every;
+    for (const Finding& f : a.findings) every.push_back(&f);
+    if (std::optional<Finding> f = foreseeHostBound(c, every)) a.findings.push_back(std::move(*f));
+  }
   std::stable_sort(a.findings.begin(), a.findings.end(),
                    [](const Finding& x, const Finding& y) { return x.weight() > y.weight(); });
   std::vector<const Finding*> every;
   for (const Finding& f : a.findings) every.push_back(&f);
-  a.predicted = predict(c, every);
-  a.prediction_basis = std::string(kPredictionBasis);
+  a.predicted = predictOutcome(c, every);
+  a.prediction_basis = predictionBasis();
   const std::vector<const Finding*> applied = appliedByThePlan(a.findings, c.framework);
-  a.plan_predicted = applied == every ? a.predicted : predict(c, applied);  // the replay is not cheap
+  a.plan_predicted = applied == every ? a.predicted : predictOutcome(c, applied);  // the replay is not cheap
   a.notes = notesOn(c);
   a.plots = plotData(c);
   return a;
+}
+
+const Finding* Advice::find(std::string_view id) const {
+  const auto it = std::find_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.id == id; });
+  return it == findings.end() ? nullptr : &*it;
 }
 
 plan::Plan makePlan(const Advice& advice) {

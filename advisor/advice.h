@@ -26,9 +26,14 @@ struct Advice {
   std::vector<Finding> findings;   // most to least to gain
   std::vector<std::string> notes;  // what limits the advice (no iterations, no phases, data-quality warnings)
   PlotData plots;                  // for the HTML report
+
+  const Finding* find(std::string_view id) const;  // the first finding of that rule, nullptr if none
 };
 
 Advice advise(const Context& context);
+// The step time and peak memory predicted after the fixes of the given findings (Advice::predicted is this
+// for all of them): the GPU's busy and idle time less the fixes' gains, and no less than the host's work.
+plan::Outcome predictOutcome(const Context& context, const std::vector<const Finding*>& findings);
 // The fixes of every finding that has some, for `gpuscope apply` and the PyTorch bridge.
 plan::Plan makePlan(const Advice& advice);
 

@@ -113,6 +113,12 @@ double Context::shareOfStep(int64_t per_step_ns) const {
   return step.time_ns > 0 ? static_cast<double>(per_step_ns) / static_cast<double>(step.time_ns) : 0.0;
 }
 
+int64_t Context::idleBetweenStepsNs() const {
+  if (step.between.empty()) return 0;
+  const int64_t gaps = analysis::totalLength(step.between);
+  return (gaps - analysis::overlapLength(activity.busy, step.between)) / static_cast<int64_t>(step.between.size());
+}
+
 double Context::shareOfPeak(int64_t bytes) const {
   const int64_t peak = model.measured_peak_bytes;
   return peak > 0 ? static_cast<double>(bytes) / static_cast<double>(peak) : 0.0;
@@ -159,14 +165,19 @@ bool isBlockForward(std::string_view name) {
 
 }  // namespace
 
-int64_t Context::blockForwardKernelNs() const {
-  std::vector<Interval> blocks;  // outermost, in start order (NVTX rows are sorted by start)
+std::vector<Interval> Context::blockForwardRanges() const {
+  std::vector<Interval> blocks;  // NVTX rows are sorted by start
   const auto& n = trace.nvtx;
   for (size_t r = 0; r < n.size(); ++r) {
     if (n.kind[r] != schema::NvtxKind::kRange || n.session[r] != session || !inSteps(n.start_ns[r])) continue;
     if (!blocks.empty() && n.start_ns[r] < blocks.back().end) continue;
     if (isBlockForward(trace.text(n.name[r]))) blocks.push_back({n.start_ns[r], n.end_ns[r]});
   }
+  return blocks;
+}
+
+int64_t Context::blockForwardKernelNs() const {
+  const std::vector<Interval> blocks = blockForwardRanges();
   int64_t total = 0;
   const auto& k = trace.kernels;
   for (size_t i = 0; i < k.size() && !blocks.empty(); ++i) {
@@ -229,6 +240,7 @@ Context buildContext(const TraceData& trace) {
   c.model = analysis::fitMemoryModel(c.memory, c.categories, c.iterations);
   c.pools = analysis::analyzePools(trace);
   c.chains = analysis::findFusableChains(trace, c.iterations);
+  c.host = measureHostWork(c);
   return c;
 }
 

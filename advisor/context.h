@@ -46,6 +46,21 @@ struct PhaseWork {
   int64_t first_start_ns = 0, first_end_ns = 0;  // the first range
 };
 
+// The host's own work per steady step: how long the step's process took to issue it, less the time it waited
+// for the GPU (synchronize calls, synchronous copies). However far the fixes shrink the GPU's work, a step
+// cannot run faster than its host issues it. Per-step figures, averaged over the steady steps.
+struct HostWork {
+  bool measured = false;                // the steps have host ranges: NVTX ranges, or the launches that open them
+  int64_t step_ns = 0;                  // the step's host range
+  int64_t model_ns = 0;                 // of which its forward and backward phases (without phases: the whole range)
+  int64_t optimizer_ns = 0;             // of which its optimizer phase
+  int64_t model_launches = 0;           // kernels launched during model_ns
+  int64_t blocks_forward_ns = 0;        // the repeated blocks' forward ranges (the PyTorch bridge's module ranges)
+  int64_t blocks_forward_launches = 0;  // kernels launched in them
+  int64_t forward_fp32_gemms = 0;       // fp32 GEMMs and convolutions launched in the forward phase
+  int64_t between_ns = 0;               // from one step's host range to the next one's (loading the next batch)
+};
+
 struct Context {
   const analysis::TraceData& trace;
   Framework framework = Framework::kCuda;
@@ -63,6 +78,7 @@ struct Context {
   analysis::MemoryModel model;
   std::vector<analysis::PoolUsage> pools;
   std::vector<analysis::FusionPattern> chains;
+  HostWork host;
 
   explicit Context(const analysis::TraceData& t) : trace(t) {}
   const analysis::KernelKind& kindOf(size_t kernel) const { return kinds[trace.kernels.config[kernel]]; }
@@ -72,12 +88,16 @@ struct Context {
   // A total over the step windows as a per-step figure.
   int64_t perStep(int64_t total_ns) const { return step.count > 0 ? total_ns / step.count : total_ns; }
   double shareOfStep(int64_t per_step_ns) const;
+  // GPU idle time from one steady step's GPU end to the next step's start, per gap (0 without steps).
+  int64_t idleBetweenStepsNs() const;
   double shareOfPeak(int64_t bytes) const;  // of the measured peak device memory, 0..1
   PhaseWork phaseWork(analysis::Phase phase) const;
   // GPU time of the kernels launched inside the steady steps' forward passes of the model's repeated blocks:
   // the PyTorch bridge's outermost module ranges that name an item of a ModuleList or Sequential
   // ("GPT2LMHeadModel.transformer.h.3", "ResNet.layer2.1"). 0 when the trace has no such ranges.
   int64_t blockForwardKernelNs() const;
+  // The outermost forward ranges of those blocks inside the steady steps, in start order.
+  std::vector<analysis::Interval> blockForwardRanges() const;
   // The fusable chains worth fusing by hand or with the runtime: not those holding a kernel a compiler
   // already made (Triton, XLA: what is left unfused is its choice), nor the optimizer's own (a fused
   // optimizer is their fix). Largest saving first.
@@ -85,5 +105,7 @@ struct Context {
 };
 
 Context buildContext(const analysis::TraceData& trace);
+// The HostWork of a context whose step, phases and timeline are set (host_work.cpp).
+HostWork measureHostWork(const Context& context);
 
 }  // namespace gpuscope::advisor

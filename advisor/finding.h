@@ -38,6 +38,7 @@ struct Gain {
   int64_t memory_bytes = 0;   // peak device memory saved
   double share_of_peak = 0;   // of the measured peak, 0..1
   int64_t extra_time_ns = 0;  // time the fix costs per iteration (recomputation), if any
+  bool host_side = false;     // time_ns is host work the step stops waiting for, not GPU busy or idle time
   std::string basis;          // what the estimate is based on
 };
 

@@ -38,6 +38,11 @@ std::span<const Rule> kernelRules();
 std::span<const Rule> memoryRules();
 std::vector<Rule> allRules();
 
+// The launch-bound rule looking ahead: the host's work per step after the other fixes against the GPU's
+// (advice.cpp forecasts both), when CUDA graphs would take the difference away.
+std::optional<Finding> hostBoundAfterFixes(const Context& context, int64_t gpu_after_ns, int64_t host_after_ns,
+                                           int64_t host_with_graphs_ns);
+
 // Shared by the rules.
 // A finding of `rule` with its fixed words, the snippet for the context's framework.
 Finding startFinding(const Context& context, const Rule& rule);

@@ -180,14 +180,8 @@ KernelSet kernelsInSteps(const Context& c, Pred pred) {
 constexpr double kBf16OverFp32 = 8.0;
 constexpr double kTf32OverFp32 = 4.0;
 
-// GEMMs and convolutions in full fp32: FFMA/SIMT kernels, off the tensor cores.
-bool onCudaCores(const analysis::KernelKind& kind) {
-  return (kind.cls == KernelClass::kGemm || kind.cls == KernelClass::kConvolution) &&
-         kind.precision == Precision::kFp32;
-}
-
 std::optional<Finding> fp32Gemm(const Context& c) {
-  const KernelSet s = kernelsInSteps(c, [](const auto& kind, const auto&) { return onCudaCores(kind); });
+  const KernelSet s = kernelsInSteps(c, [](const auto& kind, const auto&) { return kind.onCudaCores(); });
   const int64_t time = c.perStep(s.time_ns);
   if (s.count == 0 || c.shareOfStep(time) < 0.05) return std::nullopt;
   const bool autocast = c.framework == Framework::kPyTorch || c.framework == Framework::kJax;

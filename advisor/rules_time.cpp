@@ -2,6 +2,7 @@
 // synchronise, for the next batch, for pageable copies.
 #include <algorithm>
 
+#include "advisor/host_work.h"
 #include "advisor/rule.h"
 #include "analyzer/units.h"
 
@@ -159,12 +160,6 @@ void betweenGraphs(const Context& c, Finding& f, double graphed) {
       "the whole step is one graph (an upper bound: some host work stays)";
 }
 
-// Host time a torch.compile(mode="reduce-overhead") call still takes between its CUDA-graph replays (guards,
-// the graph tree's bookkeeping, autograd): GPU idle measured on an H100 (docs/benchmarks.md) after `gpuscope
-// apply` of a CUDA-graph plan, 0.86-1.75 ms per forward or backward call; the low end taken.
-constexpr int64_t kCompiledCallHostNs = 860'000;
-constexpr int64_t kCompiledCallsPerStep = 2;  // the model's forward and its backward
-
 std::optional<Finding> launchBound(const Context& c) {
   const auto& tl = c.timeline;
   const int64_t idle = c.perStep(tl.idle.launch_bound_ns);
@@ -200,6 +195,44 @@ std::optional<Finding> launchBound(const Context& c) {
   setSeverity(f);
   return f;
 }
+
+}  // namespace
+
+// Fires where the GPU kept up with the host before, but the other fixes shrink the GPU's work below the host's.
+std::optional<Finding> hostBoundAfterFixes(const Context& c, int64_t gpu_after_ns, int64_t host_after_ns,
+                                           int64_t host_with_graphs_ns) {
+  const int64_t gain = host_after_ns - std::max(gpu_after_ns, host_with_graphs_ns);
+  if (host_after_ns <= 0 || gain < host_after_ns / 10) return std::nullopt;
+  Finding f = startFinding(c, kRules[0]);
+  f.title = "After the other fixes the host sets the pace: " + formatDuration(host_after_ns) + " of host work " +
+            perStepWords(c) + " against " + formatDuration(gpu_after_ns) + " of GPU work";
+  f.summary =
+      "The GPU keeps up with the host now, but once the other fixes shrink its work the step waits for the host "
+      "to issue it: Python, autograd and one launch call per kernel.";
+  f.why =
+      "A step cannot run faster than the host issues it. Today the GPU's own work hides the host's; with that "
+      "work shrunk, every kernel is over before the host has issued the next.";
+  const HostWork& h = c.host;
+  f.evidence.push_back({"host work " + perStepWords(c) + ": " + formatDuration(h.step_ns) +
+                            " inside the step (its range less the host's waits for the GPU), of which " +
+                            formatDuration(h.model_ns) + " forward and backward issuing " +
+                            perStepCount(c, h.model_launches * c.step.count) + " kernels, and " +
+                            formatDuration(h.between_ns) + " between steps",
+                        {stepRef(c)}});
+  f.evidence.push_back({"predicted after the other fixes: " + formatDuration(gpu_after_ns) + " of GPU time and " +
+                            formatDuration(host_after_ns) + " of host work " + perStepWords(c),
+                        {}});
+  f.gain = timeGain(c, gain,
+                    "the host's work after the other fixes less what stays with CUDA graphs (" +
+                        formatDuration(host_with_graphs_ns) + "), down to the GPU's predicted time; " +
+                        std::string(kHostFloorBasis));
+  f.gain.host_side = true;
+  f.fix.plan.push_back({"cuda_graphs-1", "cuda_graphs", f.id, {{"scope", std::string("step")}}});
+  setSeverity(f);
+  return f;
+}
+
+namespace {
 
 // Host waits (synchronize calls, synchronous copies) that returned inside the step windows.
 int64_t syncsInSteps(const Context& c) {
@@ -240,9 +273,8 @@ int64_t apiTimeIn(const Context& c, const std::vector<Interval>& gaps) {
 std::optional<Finding> inputPipeline(const Context& c) {
   if (c.step.between.empty() || c.device == analysis::kNone) return std::nullopt;
   const int64_t gaps = analysis::totalLength(c.step.between);
-  const int64_t idle = gaps - analysis::overlapLength(c.activity.busy, c.step.between);
   const int64_t api = apiTimeIn(c, c.step.between);
-  const int64_t per_gap = idle / static_cast<int64_t>(c.step.between.size());
+  const int64_t per_gap = c.idleBetweenStepsNs();
   if (c.shareOfStep(per_gap) < 0.10) return std::nullopt;
   Finding f = startFinding(c, kRules[2]);
   f.title = "The GPU waits " + formatDuration(per_gap) + " between steps for the next batch";

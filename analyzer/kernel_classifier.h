@@ -28,6 +28,10 @@ enum class Precision { kUnknown, kFp64, kFp32, kTf32, kBf16, kFp16, kFp8, kInt8 
 struct KernelKind {
   KernelClass cls = KernelClass::kOther;
   Precision precision = Precision::kUnknown;
+  // A GEMM or convolution in full fp32: FFMA/SIMT kernels, off the tensor cores.
+  bool onCudaCores() const {
+    return (cls == KernelClass::kGemm || cls == KernelClass::kConvolution) && precision == Precision::kFp32;
+  }
   // Memory-bound classes, whose back-to-back runs are what fusion removes.
   bool memoryBound() const {
     return cls == KernelClass::kElementwise || cls == KernelClass::kReduction || cls == KernelClass::kNormalization;

@@ -41,7 +41,21 @@ bool isSynchronousCopy(const std::string& name) {
   return name.find("emcpy") != std::string::npos && name.find("Async") == std::string::npos;
 }
 
+// A call in which the host waits for the GPU: a synchronize call or a synchronous copy.
+bool waitsForGpu(const std::string& name) {
+  return name.find("ynchronize") != std::string::npos || isSynchronousCopy(name);
+}
+
 }  // namespace
+
+std::vector<Interval> hostWaitCalls(const TraceData& t, int32_t session) {
+  std::vector<Interval> waits;
+  const ApiTable& a = t.api_calls;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.session[i] == session && waitsForGpu(t.text(a.name[i]))) waits.push_back({a.start_ns[i], a.end_ns[i]});
+  }
+  return mergeIntervals(std::move(waits));
+}
 
 std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& t) {
   std::vector<std::vector<int64_t>> ends(t.sessions.size());
@@ -49,9 +63,7 @@ std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& t) {
   const ApiTable& a = t.api_calls;
   for (size_t i = 0; i < a.size(); ++i) {
     has_api_calls[a.session[i]] = true;
-    const std::string& name = t.text(a.name[i]);
-    if (name.find("ynchronize") != std::string::npos || isSynchronousCopy(name))
-      ends[a.session[i]].push_back(a.end_ns[i]);
+    if (waitsForGpu(t.text(a.name[i]))) ends[a.session[i]].push_back(a.end_ns[i]);
   }
   const SyncTable& s = t.syncs;
   for (size_t i = 0; i < s.size(); ++i) {

@@ -29,26 +29,19 @@ Advice adviceOn(const std::string& fixture) {
   return advise(buildContext(*trace));
 }
 
-const Finding* find(const Advice& a, std::string_view id) {
-  for (const Finding& f : a.findings) {
-    if (f.id == id) return &f;
-  }
-  return nullptr;
-}
-
 TEST(Advisor, NaiveTrainingLoopGetsEveryProblemItWasWrittenWith) {
   const Advice a = adviceOn("advisor_naive.gpuscope");
   EXPECT_EQ(a.framework, "PyTorch");
   EXPECT_TRUE(a.per_step);
   for (const char* id :
        {"launch_bound", "input_pipeline", "fp32_gemm", "unfused_optimizer", "fusable_chains", "unfused_attention"}) {
-    EXPECT_TRUE(find(a, id)) << id;
+    EXPECT_TRUE(a.find(id)) << id;
   }
   // fp32 SIMT GEMMs are always "align1": that is not the alignment problem, and no copy is pageable mid-step.
-  EXPECT_FALSE(find(a, "gemm_alignment"));
-  EXPECT_FALSE(find(a, "pageable_copies"));
+  EXPECT_FALSE(a.find("gemm_alignment"));
+  EXPECT_FALSE(a.find("pageable_copies"));
   // The loop sleeps 10 ms per batch on its own thread: the gap between steps is at least that.
-  const Finding* input = find(a, "input_pipeline");
+  const Finding* input = a.find("input_pipeline");
   ASSERT_TRUE(input);
   EXPECT_GE(input->gain.time_ns, 10'000'000);
   EXPECT_EQ(input->severity, Severity::kHigh);
@@ -71,25 +64,25 @@ TEST(Advisor, TunedLoopHasNothingLeftToFix) {
 TEST(Advisor, StepAlreadyInCudaGraphsGetsTheGraphVariantOfLaunchBound) {
   // 200 replays of a 3-kernel graph: the host between replays is what is left.
   const Advice a = adviceOn("graph_replay.gpuscope");
-  const Finding* launch = find(a, "launch_bound");
+  const Finding* launch = a.find("launch_bound");
   ASSERT_TRUE(launch);
   EXPECT_NE(launch->title.find("between CUDA graph launches"), std::string::npos) << launch->title;
 }
 
 TEST(Advisor, MemoryCasesNameWhatFillsThePeak) {
   const Advice act = adviceOn("advisor_memory_activations.gpuscope");
-  const Finding* checkpoint = find(act, "activation_memory");
+  const Finding* checkpoint = act.find("activation_memory");
   ASSERT_TRUE(checkpoint);
   EXPECT_GT(checkpoint->gain.memory_bytes, int64_t{1} << 30);
   EXPECT_GT(checkpoint->gain.extra_time_ns, 0);  // recomputation costs a forward pass
   ASSERT_EQ(checkpoint->fix.plan.size(), 1u);
   EXPECT_EQ(checkpoint->fix.plan[0].kind, "checkpoint");
-  EXPECT_FALSE(find(act, "optimizer_memory"));
+  EXPECT_FALSE(act.find("optimizer_memory"));
   EXPECT_LT(act.predicted.peak_memory_bytes, act.measured.peak_memory_bytes);
 
   const Advice opt = adviceOn("advisor_memory_optimizer.gpuscope");
-  EXPECT_TRUE(find(opt, "optimizer_memory"));
-  EXPECT_FALSE(find(opt, "activation_memory"));
+  EXPECT_TRUE(opt.find("optimizer_memory"));
+  EXPECT_FALSE(opt.find("activation_memory"));
 }
 
 // record --torch: the peak is the tensors', and the report says so with what the allocator reserved.
@@ -102,37 +95,37 @@ TEST(Advisor, TorchBridgeTracesReportTheTensorPeak) {
 }
 
 TEST(Advisor, SamplesShowTheirKnownProblems) {
-  EXPECT_TRUE(find(adviceOn("launch_bound.gpuscope"), "launch_bound"));
+  EXPECT_TRUE(adviceOn("launch_bound.gpuscope").find("launch_bound"));
   const Advice pageable = adviceOn("pageable_sync.gpuscope");
-  EXPECT_TRUE(find(pageable, "pageable_copies"));
-  EXPECT_TRUE(find(pageable, "host_sync"));
-  EXPECT_TRUE(find(adviceOn("memory_leak.gpuscope"), "memory_leak"));
+  EXPECT_TRUE(pageable.find("pageable_copies"));
+  EXPECT_TRUE(pageable.find("host_sync"));
+  EXPECT_TRUE(adviceOn("memory_leak.gpuscope").find("memory_leak"));
   const Advice pool = adviceOn("memory_pool.gpuscope");
-  EXPECT_FALSE(find(pool, "memory_leak"));  // everything freed at the end
-  const Finding* fragmented = find(pool, "pool_fragmentation");
+  EXPECT_FALSE(pool.find("memory_leak"));  // everything freed at the end
+  const Finding* fragmented = pool.find("pool_fragmentation");
   ASSERT_TRUE(fragmented);
   EXPECT_EQ(fragmented->gain.memory_bytes, int64_t{64} << 20);  // 128 MiB reserved, 64 MiB in use
   EXPECT_EQ(fragmented->fix.plan.at(0).kind, "allocator");
   const Advice serial = adviceOn("serial_copies.gpuscope");
-  EXPECT_TRUE(find(serial, "serial_copies"));
-  EXPECT_FALSE(find(serial, "pageable_copies"));  // pinned: the copies are fine, their order is not
-  EXPECT_TRUE(find(adviceOn("elementwise_chain.gpuscope"), "fusable_chains"));
-  EXPECT_TRUE(find(adviceOn("pytorch_gpt2_step.gpuscope"), "gemm_alignment"));  // vocabulary 50257
-  EXPECT_TRUE(adviceOn("multi_stream.gpuscope").findings.empty());              // serial_copies' work, overlapped
+  EXPECT_TRUE(serial.find("serial_copies"));
+  EXPECT_FALSE(serial.find("pageable_copies"));  // pinned: the copies are fine, their order is not
+  EXPECT_TRUE(adviceOn("elementwise_chain.gpuscope").find("fusable_chains"));
+  EXPECT_TRUE(adviceOn("pytorch_gpt2_step.gpuscope").find("gemm_alignment"));  // vocabulary 50257
+  EXPECT_TRUE(adviceOn("multi_stream.gpuscope").findings.empty());             // serial_copies' work, overlapped
 }
 
 TEST(Advisor, ProgramsWrittenElsewhere) {
   // tests/bench/programs: written as their frameworks' docs show, not against gpuscope.
   const Advice jax = adviceOn("program_jax_mlp.gpuscope");
   EXPECT_EQ(jax.framework, "JAX");
-  EXPECT_TRUE(jax.per_step);                  // steps found without NVTX, past XLA's autotuning
-  EXPECT_FALSE(find(jax, "fusable_chains"));  // XLA already fused what it could
+  EXPECT_TRUE(jax.per_step);                 // steps found without NVTX, past XLA's autotuning
+  EXPECT_FALSE(jax.find("fusable_chains"));  // XLA already fused what it could
   const Advice cupy = adviceOn("program_cupy_stencil.gpuscope");
   EXPECT_EQ(cupy.framework, "CuPy");
-  const Finding* chains = find(cupy, "fusable_chains");
+  const Finding* chains = cupy.find("fusable_chains");
   ASSERT_TRUE(chains);
   EXPECT_NE(chains->fix.snippet.find("cupy.fuse"), std::string::npos);
-  EXPECT_TRUE(find(cupy, "host_sync"));  // float() of the residual every step
+  EXPECT_TRUE(cupy.find("host_sync"));  // float() of the residual every step
 }
 
 TEST(Advisor, EveryFindingIsComplete) {
@@ -171,11 +164,11 @@ TEST(Advisor, EveryFindingIsComplete) {
 
 TEST(Advisor, FixesAreWrittenForTheProgramsFramework) {
   const Advice torch = adviceOn("advisor_naive.gpuscope");
-  EXPECT_NE(find(torch, "unfused_optimizer")->fix.snippet.find("fused=True"), std::string::npos);
-  EXPECT_EQ(find(torch, "unfused_optimizer")->fix.snippet_language, "python");
+  EXPECT_NE(torch.find("unfused_optimizer")->fix.snippet.find("fused=True"), std::string::npos);
+  EXPECT_EQ(torch.find("unfused_optimizer")->fix.snippet_language, "python");
   const Advice cuda = adviceOn("pageable_sync.gpuscope");
   EXPECT_EQ(cuda.framework, "CUDA");
-  EXPECT_NE(find(cuda, "pageable_copies")->fix.snippet.find("cudaMallocHost"), std::string::npos);
+  EXPECT_NE(cuda.find("pageable_copies")->fix.snippet.find("cudaMallocHost"), std::string::npos);
   EXPECT_EQ(adviceOn("jax_kernels.gpuscope").framework, "JAX");
   EXPECT_EQ(adviceOn("cupy_kernels.gpuscope").framework, "CuPy");
 }
@@ -209,7 +202,7 @@ TEST(Advisor, PlanPredictionMatchesTheMeasuredLoop) {
   EXPECT_NEAR(static_cast<double>(p.predicted.peak_memory_bytes), 562.6 * kMiB, 0.15 * 562.6 * kMiB);
   // Attention needs a code change, so the plan's prediction leaves its gain out.
   EXPECT_GT(p.predicted.step_time_ns, a.predicted.step_time_ns);
-  const Finding* checkpoint = find(a, "activation_memory");
+  const Finding* checkpoint = a.find("activation_memory");
   ASSERT_TRUE(checkpoint);
   EXPECT_NE(checkpoint->gain.basis.find("each of the 4 repeated blocks"), std::string::npos) << checkpoint->gain.basis;
   EXPECT_NEAR(static_cast<double>(a.measured.peak_memory_bytes - checkpoint->gain.memory_bytes), 838.6 * kMiB,
@@ -223,11 +216,11 @@ TEST(Advisor, PlanPredictionMatchesTheMeasuredLoop) {
 // PyTorch program keeps that much of its launch-bound idle; a CUDA program's graph launches the step at once.
 TEST(Advisor, LaunchBoundGainKeepsTheCompiledCallsHostTime) {
   const Advice torch = adviceOn("pytorch_launch_loop.gpuscope");
-  const Finding* t = find(torch, "launch_bound");
+  const Finding* t = torch.find("launch_bound");
   ASSERT_TRUE(t);
   EXPECT_NE(t->gain.basis.find("compiled forward and backward calls"), std::string::npos) << t->gain.basis;
   const Advice cuda = adviceOn("launch_bound.gpuscope");
-  const Finding* k = find(cuda, "launch_bound");
+  const Finding* k = cuda.find("launch_bound");
   ASSERT_TRUE(k);
   EXPECT_EQ(k->gain.basis.find("compiled"), std::string::npos) << k->gain.basis;
   EXPECT_EQ(k->gain.idle_ns, k->gain.time_ns);
@@ -236,7 +229,7 @@ TEST(Advisor, LaunchBoundGainKeepsTheCompiledCallsHostTime) {
 // torch.compile pads GEMM shapes, so on PyTorch traces the alignment finding is a fix the plan applies.
 TEST(Advisor, UnalignedGemmsOfPyTorchArePaddedByThePlan) {
   const Advice a = adviceOn("pytorch_gpt2_step.gpuscope");
-  const Finding* aligned = find(a, "gemm_alignment");
+  const Finding* aligned = a.find("gemm_alignment");
   ASSERT_TRUE(aligned);
   ASSERT_EQ(aligned->fix.plan.size(), 1u);
   EXPECT_EQ(aligned->fix.plan[0].kind, "gemm_padding");
@@ -354,10 +347,10 @@ Advice adviceOnBuiltSteps(bool overlapped) {
 
 TEST(Advisor, ExposedCommunicationOnBuiltTraces) {
   const Advice serial = adviceOnBuiltSteps(false);
-  const Finding* f = find(serial, "exposed_communication");
+  const Finding* f = serial.find("exposed_communication");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->gain.time_ns, 300'000);  // 300 µs of all-reduce alone per step, under 500 µs of GEMM
-  EXPECT_FALSE(find(adviceOnBuiltSteps(true), "exposed_communication"));
+  EXPECT_FALSE(adviceOnBuiltSteps(true).find("exposed_communication"));
 }
 
 TEST(Advisor, TraceWithoutGpuWorkSaysSo) {

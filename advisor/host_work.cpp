@@ -1,0 +1,140 @@
+#include "advisor/host_work.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "analyzer/timeline_analysis.h"
+
+namespace gpuscope::advisor {
+
+namespace {
+
+using analysis::Interval;
+
+// optimizer.step() with fused=True against the per-parameter loop, host time, on an H100
+// (tests/bench/torch_host_costs.py): 3.7-4.2× less under `record --torch`, 5.6-8.6× less plain; the low end.
+constexpr double kFusedOptimizerHostDivisor = 4.0;
+// Eager non-reentrant checkpointing of every block added host time worth 1.0-8.0× the forward's own (the
+// recomputed forward plus the saved-tensor hooks; same benchmark, five model and recording pairs): the median.
+constexpr double kEagerRecomputeHostFactor = 1.5;
+
+// The length of [start, end) less the host's waits for the GPU inside it.
+int64_t ownWork(const std::vector<Interval>& waits, int64_t start, int64_t end) {
+  return std::max<int64_t>(0, end - start - analysis::overlapLength(waits, start, end));
+}
+
+// Adds each steady step's host range, and the stretch between consecutive ones, less the waits.
+void measureSteps(const Context& c, const std::vector<Interval>& waits, HostWork& h) {
+  int64_t steps = 0, pairs = 0;
+  const analysis::Iteration* previous = nullptr;
+  for (const analysis::Iteration& it : c.iterations.list) {
+    if (it.warmup || !c.inSteps(it.start_ns)) {
+      previous = nullptr;
+      continue;
+    }
+    h.step_ns += ownWork(waits, it.start_ns, it.end_ns);
+    ++steps;
+    if (previous && it.start_ns >= previous->end_ns) {
+      h.between_ns += ownWork(waits, previous->end_ns, it.start_ns);
+      ++pairs;
+    }
+    previous = &it;
+  }
+  h.measured = steps > 0;
+  h.step_ns /= std::max<int64_t>(1, steps);
+  h.between_ns /= std::max<int64_t>(1, pairs);
+}
+
+// Kernels of the context's device launched inside the ranges (disjoint, sorted) that pass `keep`.
+template <typename Keep>
+int64_t launchedIn(const Context& c, const std::vector<Interval>& ranges, Keep keep) {
+  int64_t n = 0;
+  const auto& k = c.trace.kernels;
+  for (size_t i = 0; i < k.size() && !ranges.empty(); ++i) {
+    if (k.device[i] != c.device || k.launch_call[i] == analysis::kNone) continue;
+    const int64_t launched = c.trace.api_calls.start_ns[static_cast<size_t>(k.launch_call[i])];
+    const Interval* r = analysis::lastStartingBy(ranges, launched);
+    n += r && launched < r->end && keep(i);
+  }
+  return n;
+}
+
+// The forward phase's ranges inside the steady steps.
+std::vector<Interval> forwardRanges(const Context& c) {
+  std::vector<Interval> out;
+  for (const analysis::PhaseRange& r : c.phases) {
+    if (r.phase == analysis::Phase::kForward && c.inSteps(r.start)) out.push_back({r.start, r.end});
+  }
+  return analysis::mergeIntervals(std::move(out));
+}
+
+}  // namespace
+
+HostWork measureHostWork(const Context& c) {
+  HostWork h;
+  if (!c.step.from_iterations || c.session == analysis::kNone) return h;
+  const std::vector<Interval> waits = analysis::hostWaitCalls(c.trace, c.session);
+  measureSteps(c, waits, h);
+  if (!h.measured) return h;
+  int64_t model = 0, optimizer = 0;
+  for (const analysis::PhaseRange& r : c.phases) {
+    if (!c.inSteps(r.start)) continue;
+    const int64_t work = ownWork(waits, r.start, r.end);
+    if (r.phase == analysis::Phase::kOptimizer) optimizer += work;
+    if (r.phase == analysis::Phase::kForward || r.phase == analysis::Phase::kBackward) model += work;
+  }
+  if (model > 0) {
+    h.model_ns = c.perStep(model);
+    h.optimizer_ns = c.perStep(optimizer);
+    h.model_launches =
+        c.perStep(c.phaseWork(analysis::Phase::kForward).kernels + c.phaseWork(analysis::Phase::kBackward).kernels);
+  } else {  // no phases: the whole step is the model's
+    h.model_ns = h.step_ns;
+    h.model_launches = c.perStep(c.timeline.kernels);
+  }
+  const std::vector<Interval> blocks = c.blockForwardRanges();
+  for (const Interval& b : blocks) h.blocks_forward_ns += ownWork(waits, b.start, b.end);
+  h.blocks_forward_ns = c.perStep(h.blocks_forward_ns);
+  h.blocks_forward_launches = c.perStep(launchedIn(c, blocks, [](size_t) { return true; }));
+  h.forward_fp32_gemms =
+      c.perStep(launchedIn(c, forwardRanges(c), [&](size_t k) { return c.kindOf(k).onCudaCores(); }));
+  return h;
+}
+
+namespace {
+
+// The forward and backward's launches after the changes.
+int64_t modelLaunchesAfter(const HostWork& h, const HostChanges& what) {
+  int64_t left = std::max<int64_t>(0, h.model_launches - what.launches_removed);
+  if (what.checkpoint && what.compiled) left += h.blocks_forward_launches;
+  if (what.autocast) left += h.forward_fp32_gemms;
+  return left;
+}
+
+}  // namespace
+
+// Every launch of the forward and backward costs the host what it did before, so their host time scales with
+// their launches: fusion removes some, a recomputation inside the compiled graph and autocast's weight casts
+// add some. (Compiled code launches for less: the benchmark's compiled forward and backward took 0.4-0.9× the
+// eager host time; a loop run's compiled, checkpointed, autocast step took as long as its eager one did.)
+int64_t hostStepAfter(const Context& c, const HostChanges& what) {
+  const HostWork& h = c.host;
+  if (!h.measured) return 0;
+  const int64_t rest = std::max<int64_t>(0, h.step_ns - h.model_ns - h.optimizer_ns);
+  double model = static_cast<double>(h.model_ns);
+  if (what.graphs) {
+    model = c.framework == Framework::kPyTorch ? static_cast<double>(kCompiledCallsPerStep * kCompiledCallHostNs) : 0;
+  } else {
+    if (h.model_launches > 0) {
+      model *= static_cast<double>(modelLaunchesAfter(h, what)) / static_cast<double>(h.model_launches);
+    }
+    if (what.checkpoint && !what.compiled)
+      model += kEagerRecomputeHostFactor * static_cast<double>(h.blocks_forward_ns);
+  }
+  const double optimizer =
+      static_cast<double>(h.optimizer_ns) / (what.fused_optimizer ? kFusedOptimizerHostDivisor : 1);
+  const int64_t between = std::max<int64_t>(0, h.between_ns - what.input_wait_removed_ns);
+  return std::llround(model + optimizer) + rest + between;
+}
+
+}  // namespace gpuscope::advisor

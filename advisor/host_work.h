@@ -1,0 +1,39 @@
+// The host's side of a step: what the fixes leave of the host's own work per step (measured into
+// Context::host), so that a predicted step is never shorter than the time its host needs to issue it.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "advisor/context.h"
+
+namespace gpuscope::advisor {
+
+// Host time a torch.compile(mode="reduce-overhead") call still takes between its CUDA-graph replays (guards,
+// the graph tree's bookkeeping, autograd): GPU idle measured on an H100 (docs/benchmarks.md) after `gpuscope
+// apply` of a CUDA-graph plan, 0.86-1.75 ms per forward or backward call; the low end taken.
+inline constexpr int64_t kCompiledCallHostNs = 860'000;
+inline constexpr int64_t kCompiledCallsPerStep = 2;  // the model's forward and its backward
+
+// What a set of fixes changes in the host's work.
+struct HostChanges {
+  bool graphs = false;                // CUDA graphs replay the forward and backward
+  int64_t launches_removed = 0;       // per step, by fusion (torch.compile, the runtime's fused kernels)
+  bool compiled = false;              // torch.compile runs the model (a checkpoint's recomputation is in its graph)
+  bool checkpoint = false;            // the repeated blocks' forward runs again in the backward
+  bool autocast = false;              // bf16 autocast: each fp32 GEMM's weight cast in the forward
+  bool fused_optimizer = false;       // a per-parameter optimizer step becomes one fused step
+  int64_t input_wait_removed_ns = 0;  // per step: the next batch is prepared by background workers
+};
+
+// The host's work per step after the changes (0 when the trace does not measure it).
+int64_t hostStepAfter(const Context& context, const HostChanges& what);
+
+inline constexpr std::string_view kHostFloorBasis =
+    "the host's own work per step (its step range less the time it waited for the GPU), with the forward and "
+    "backward scaled by their launches (less those fusion removes, plus a compiled recomputation's and one cast "
+    "per fp32 GEMM under autocast), a per-parameter optimizer step's host time divided by 4 "
+    "when fused, 1.5× the blocks' forward host time added for eager recomputation, and 0.86 ms per compiled "
+    "call with CUDA graphs (tests/bench/torch_host_costs.py, docs/benchmarks.md)";
+
+}  // namespace gpuscope::advisor

@@ -1,0 +1,99 @@
+// The host's side of the step prediction on real H100 traces: the host's own work per step, measured from the
+// trace, and a predicted step never shorter than what the host still has to do after the fixes.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "advisor/advice.h"
+#include "analyzer/trace_data.h"
+#include "tests/support/sample_trace.h"
+
+namespace gpuscope::advisor {
+namespace {
+
+struct Traced {
+  analysis::TraceData trace;
+  std::optional<Context> context;
+};
+
+// The context refers to its trace, so both live together.
+std::unique_ptr<Traced> contextOf(const std::string& fixture) {
+  Result<analysis::TraceData> trace = analysis::loadTrace(testing::fixturePath(fixture));
+  EXPECT_TRUE(trace) << fixture;
+  auto t = std::make_unique<Traced>();
+  if (!trace) return t;
+  t->trace = std::move(*trace);
+  t->context.emplace(buildContext(t->trace));
+  return t;
+}
+
+// References computed straight from the fixture's tables with Python's sqlite3 (tests/fixtures/README.md):
+// over its 11 steady 'step' ranges, each range less the synchronize calls and synchronous copies inside it.
+TEST(HostWork, MeasuredFromTheStepAndPhaseRanges) {
+  const auto t = contextOf("pytorch_loop_naive_rerun.gpuscope");
+  ASSERT_TRUE(t->context);
+  const HostWork& h = t->context->host;
+  ASSERT_TRUE(h.measured);
+  EXPECT_NEAR(static_cast<double>(h.step_ns), 16.575e6, 0.01 * 16.575e6);
+  EXPECT_NEAR(static_cast<double>(h.model_ns), 4.902e6 + 6.283e6, 0.01 * 11.185e6);  // forward + backward
+  EXPECT_NEAR(static_cast<double>(h.optimizer_ns), 5.352e6, 0.01 * 5.352e6);
+  EXPECT_NEAR(static_cast<double>(h.between_ns), 10.737e6, 0.01 * 10.737e6);  // loading the next batch
+  EXPECT_EQ(h.model_launches, 259);  // kernels whose launch call starts inside the forward and backward ranges
+  // The 4 blocks' outermost "Gpt.blocks.N (forward)" ranges: 3.715 ms and 72 kernels per step.
+  EXPECT_NEAR(static_cast<double>(h.blocks_forward_ns), 3.715e6, 0.01 * 3.715e6);
+  EXPECT_EQ(h.blocks_forward_launches, 72);
+  EXPECT_EQ(h.forward_fp32_gemms, 25);  // 4 blocks × 4 Linear + 2 attention GEMMs, and the head
+}
+
+// The same program's second loop run (tests/gpu/torch_loop.sh, docs/benchmarks.md): inside its steps the GPU
+// kept up with the host, so the launch-bound idle stayed under the rule's threshold and the plan had no CUDA
+// graphs. Applied, it measured 12.52 ms per step, host-bound: the GPU's work fell to about 3 ms. The host's
+// forecast predicts that step, and the launch-bound rule now sees it coming.
+TEST(HostWork, PredictsTheHostBoundStepAfterTheFixes) {
+  const auto t = contextOf("pytorch_loop_naive_rerun.gpuscope");
+  ASSERT_TRUE(t->context);
+  const Advice a = advise(*t->context);
+  const Finding* ahead = a.find("launch_bound");
+  ASSERT_TRUE(ahead);
+  EXPECT_TRUE(ahead->gain.host_side);
+  EXPECT_NE(ahead->title.find("the host sets the pace"), std::string::npos) << ahead->title;
+  EXPECT_EQ(ahead->fix.plan.at(0).kind, "cuda_graphs");
+  EXPECT_NE(ahead->gain.basis.find("host's own work"), std::string::npos) << ahead->gain.basis;
+  // What that run applied: every fix but the graphs (not advised then) and attention (needs the code changed).
+  std::vector<const Finding*> applied;
+  for (const Finding& f : a.findings) {
+    if (f.id != "launch_bound" && f.id != "unfused_attention") applied.push_back(&f);
+  }
+  const double predicted = static_cast<double>(predictOutcome(*t->context, applied).step_time_ns);
+  EXPECT_NEAR(predicted, 12.52e6, 0.15 * 12.52e6);
+  // With the graphs the plan now carries, the host's forward and backward shrink to the compiled calls.
+  EXPECT_LT(static_cast<double>(makePlan(a).predicted.step_time_ns), 0.7 * predicted);
+}
+
+// GPU-bound steps: the host's work stays below the GPU's after the fixes, so nothing is foreseen.
+TEST(HostWork, GpuBoundStepsForeseeNothing) {
+  for (const char* fixture : {"pytorch_gpt2_step.gpuscope", "pytorch_resnet_step.gpuscope"}) {
+    const auto t = contextOf(fixture);
+    ASSERT_TRUE(t->context);
+    EXPECT_TRUE(t->context->host.measured) << fixture;
+    for (const Finding& f : advise(*t->context).findings) EXPECT_FALSE(f.gain.host_side) << fixture << ": " << f.title;
+  }
+}
+
+// Where the measured launch-bound rule fired, it stays the measured one (its gain is GPU idle time).
+TEST(HostWork, MeasuredLaunchBoundIsNotReplaced) {
+  const auto t = contextOf("pytorch_loop_naive.gpuscope");
+  ASSERT_TRUE(t->context);
+  const Advice a = advise(*t->context);
+  int launch_bound = 0;
+  for (const Finding& f : a.findings) {
+    if (f.id != "launch_bound") continue;
+    ++launch_bound;
+    EXPECT_FALSE(f.gain.host_side);
+    EXPECT_EQ(f.gain.idle_ns, f.gain.time_ns);
+  }
+  EXPECT_EQ(launch_bound, 1);
+}
+
+}  // namespace
+}  // namespace gpuscope::advisor
