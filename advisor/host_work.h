@@ -33,7 +33,7 @@ inline constexpr std::string_view kHostFloorBasis =
     "the host's own work per step (its step range less the time it waited for the GPU), with the forward and "
     "backward scaled by their launches (less those fusion removes, plus a compiled recomputation's and one cast "
     "per fp32 GEMM under autocast), a per-parameter optimizer step's host time divided by 4 "
-    "when fused, 1.5× the blocks' forward host time added for eager recomputation, and 0.86 ms per compiled "
+    "when fused, 3.2× the blocks' forward host time added for eager recomputation, and 0.86 ms per compiled "
     "call with CUDA graphs (tests/bench/torch_host_costs.py, docs/benchmarks.md)";
 
 }  // namespace gpuscope::advisor
