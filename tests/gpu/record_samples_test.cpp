@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "formats/trace_reader.h"
 #include "tests/support/sample_trace.h"
 
@@ -240,6 +242,53 @@ TEST_F(RecordSample, TorchApplyAppliesEveryKindOfFix) {
   EXPECT_GT(query(*r, "SELECT count(*) FROM kernel_view WHERE name_text LIKE '%bf16%' OR name_text LIKE '%bfloat16%'"),
             0);
   EXPECT_EQ(query(*r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'optimizer.step (AdamW)'"), 6);
+}
+
+// `gpuscope advise TRACE --format json`, parsed (null when it fails).
+nlohmann::json adviceJson(const TempDir& dir, const std::string& trace) {
+  const std::string out = dir.path(std::filesystem::path(trace).stem().string() + "_advice.json");
+  const std::string cmd = testing::gpuscopeBinary() + " advise " + trace + " --format json >" + out;
+  if (std::system(cmd.c_str()) != 0) return nullptr;
+  return nlohmann::json::parse(testing::readFile(out), nullptr, false);
+}
+
+std::vector<std::string> findingIds(const nlohmann::json& advice) {
+  std::vector<std::string> ids;
+  for (const auto& f : advice.value("findings", nlohmann::json::array())) ids.push_back(f.value("id", ""));
+  return ids;
+}
+
+// The whole loop on the naive training loop of samples/pytorch/advisor_cases.py: record --torch, advise with a
+// plan, apply the plan with --record. Its fixes are applied, what they fix is gone from the new trace, and the
+// step and the peak fall. (How close the plan's prediction comes is a benchmark: tests/gpu/torch_loop.sh, with
+// the results in docs/benchmarks.md.)
+TEST_F(RecordSample, TorchLoopAppliesTheAdvisorsPlan) {
+  if (std::system("python3 -c 'import torch' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no PyTorch for python3";
+  const std::string program = "python3 " + sourceFile("samples/pytorch/advisor_cases.py") + " naive";
+  recordCommand("before", "--torch", program, /*self_check=*/false);
+  const std::string before = dir_.path("before.gpuscope"), plan = dir_.path("plan.json");
+  const std::string after = dir_.path("after.gpuscope");
+  ASSERT_EQ(std::system((testing::gpuscopeBinary() + " advise " + before + " --plan " + plan + " >/dev/null").c_str()),
+            0);
+  const std::string cmd = testing::gpuscopeBinary() + " apply --plan " + plan + " --record -q -o " + after + " -- " +
+                          program + " >" + dir_.path("out") + " 2>" + dir_.path("err");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << testing::readFile(dir_.path("err"));
+  const std::string err = testing::readFile(dir_.path("err"));
+  for (const char* line : {"checkpoint-1 (checkpoint): applied", "data_loader-1 (data_loader): applied",
+                           "precision-1 (precision): applied", "optimizer-1 (optimizer): applied"}) {
+    EXPECT_NE(err.find(std::string("gpuscope apply: ") + line), std::string::npos) << line << "\n" << err;
+  }
+  const nlohmann::json a = adviceJson(dir_, before), b = adviceJson(dir_, after);
+  ASSERT_TRUE(a.is_object() && b.is_object());
+  const std::vector<std::string> seen = findingIds(a), left = findingIds(b);
+  for (const char* id : {"unfused_optimizer", "fp32_gemm", "input_pipeline"}) {
+    EXPECT_NE(std::find(seen.begin(), seen.end(), id), seen.end()) << id;
+    EXPECT_EQ(std::find(left.begin(), left.end(), id), left.end()) << id;
+  }
+  const auto step = [](const nlohmann::json& advice) { return advice["measured"].value("step_time_ns", 0.0); };
+  const auto peak = [](const nlohmann::json& advice) { return advice["measured"].value("peak_memory_bytes", 0.0); };
+  EXPECT_LT(step(b), 0.5 * step(a));
+  EXPECT_LT(peak(b), 0.6 * peak(a));
 }
 
 TEST_F(RecordSample, DisableSwitchLeavesTheProgramAlone) {
