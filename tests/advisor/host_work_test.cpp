@@ -95,5 +95,19 @@ TEST(HostWork, MeasuredLaunchBoundIsNotReplaced) {
   EXPECT_EQ(launch_bound, 1);
 }
 
+// Without steps there is no per-step host work to forecast; JAX steps are compiled already, so the look-ahead
+// (CUDA graphs) is not advised there.
+TEST(HostWork, NeedsStepsAndLeavesJaxAlone) {
+  const auto none = contextOf("launch_bound.gpuscope");  // no iterations: one run
+  ASSERT_TRUE(none->context);
+  EXPECT_FALSE(none->context->host.measured);
+  const auto jax = contextOf("program_jax_mlp.gpuscope");
+  ASSERT_TRUE(jax->context);
+  EXPECT_TRUE(jax->context->host.measured);
+  for (const auto* t : {none.get(), jax.get()}) {
+    for (const Finding& f : advise(*t->context).findings) EXPECT_FALSE(f.gain.host_side) << f.title;
+  }
+}
+
 }  // namespace
 }  // namespace gpuscope::advisor
