@@ -255,6 +255,8 @@ Report memoryReport(const analysis::MemoryAnalysis& m, const analysis::TraceData
   for (const auto& d : m.devices) {
     int64_t allocations = 0;
     for (const auto& a : m.allocations) allocations += a.device == d.device;
+    // A process that opened the device and allocated nothing (a launcher, a worker) has no peak to show.
+    if (allocations == 0 && d.peak_bytes == 0 && d.cuda_peak_bytes == 0) continue;
     r.rows.push_back({trace.deviceLabel(d.device), d.peak_bytes, d.cuda_peak_bytes, d.peak_ns - trace.startNs(),
                       static_cast<int64_t>(d.live_at_peak.size()), d.end_bytes, allocations, m.unmatched_frees});
   }

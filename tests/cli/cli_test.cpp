@@ -191,6 +191,16 @@ TEST(Cli, StatsTablesCsvAndReportNames) {
   EXPECT_EQ(gpuscope({"stats", trace, "--limit", "-3"}).status, 2);
 }
 
+// advisor_tuned.gpuscope holds two processes on GPU 0: the training loop, and torch.compile's compile worker,
+// which opened the device and allocated nothing. Only the first has a memory peak to report.
+TEST(Cli, MemoryReportLeavesOutProcessesThatAllocatedNothing) {
+  CliRun csv =
+      gpuscope({"stats", testing::fixturePath("advisor_tuned.gpuscope"), "--report", "memory", "--format", "csv"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(lines(csv.out), 2) << csv.out;  // header and one device
+  EXPECT_EQ(csv.out.find(",-"), std::string::npos) << csv.out;
+}
+
 TEST(Cli, DiffComparesTwoRuns) {
   const std::string a = testing::fixturePath("pytorch_gpt2_step.gpuscope");
   const std::string b = testing::fixturePath("pytorch_resnet_step.gpuscope");
