@@ -89,16 +89,14 @@ StepForecast forecast(const Context& c, const std::vector<const Finding*>& findi
   const double busy = std::min(step, static_cast<double>(c.perStep(c.timeline.busy_ns)));
   double busy_saved = 0, idle_saved = 0, extra = 0;
   // The gaps between a chain's kernels are launch-bound gaps: with CUDA graphs they are counted there.
-  const bool graphs =
-      std::any_of(findings.begin(), findings.end(), [](const Finding* f) { return f->id == "launch_bound"; });
+  const bool graphs = hasFix(findings, "cuda_graphs");
   for (const Finding* f : findings) {
     if (f->gain.host_side) continue;  // the host's work: forecast on its own
     if (!(graphs && f->id == "fusable_chains")) idle_saved += static_cast<double>(f->gain.idle_ns);
     busy_saved += static_cast<double>(f->gain.time_ns - f->gain.idle_ns);
     extra += static_cast<double>(f->gain.extra_time_ns);
   }
-  if (hasFix(findings, "cuda_graphs"))
-    idle_saved += kGraphQueuedGapShare * static_cast<double>(c.perStep(c.timeline.idle.queued_ns));
+  if (graphs) idle_saved += kGraphQueuedGapShare * static_cast<double>(c.perStep(c.timeline.idle.queued_ns));
   busy_saved = std::min(busy_saved, kMostOfThePool * busy);
   idle_saved = std::min(idle_saved, kMostOfThePool * (step - busy));
   const double busy_left = busy > 0 ? (busy - busy_saved) / busy : 1.0;

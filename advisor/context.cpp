@@ -176,15 +176,23 @@ std::vector<Interval> Context::blockForwardRanges() const {
   return blocks;
 }
 
+std::vector<size_t> Context::kernelsLaunchedIn(const std::vector<Interval>& ranges) const {
+  std::vector<size_t> out;
+  const auto& k = trace.kernels;
+  for (size_t i = 0; i < k.size() && !ranges.empty(); ++i) {
+    if (k.device[i] != device || k.launch_call[i] == analysis::kNone) continue;
+    const int64_t launched = trace.api_calls.start_ns[static_cast<size_t>(k.launch_call[i])];
+    const Interval* r = analysis::lastStartingBy(ranges, launched);
+    if (r && launched < r->end) out.push_back(i);
+  }
+  return out;
+}
+
 int64_t Context::blockForwardKernelNs() const {
-  const std::vector<Interval> blocks = blockForwardRanges();
   int64_t total = 0;
   const auto& k = trace.kernels;
-  for (size_t i = 0; i < k.size() && !blocks.empty(); ++i) {
-    if (!inSteps(i) || k.launch_call[i] == analysis::kNone) continue;
-    const int64_t launched = trace.api_calls.start_ns[static_cast<size_t>(k.launch_call[i])];
-    const Interval* b = analysis::lastStartingBy(blocks, launched);
-    if (b && launched < b->end) total += k.end_ns[i] - k.start_ns[i];
+  for (size_t i : kernelsLaunchedIn(blockForwardRanges())) {
+    if (inSteps(k.start_ns[i])) total += k.end_ns[i] - k.start_ns[i];
   }
   return total;
 }

@@ -98,6 +98,8 @@ struct Context {
   int64_t blockForwardKernelNs() const;
   // The outermost forward ranges of those blocks inside the steady steps, in start order.
   std::vector<analysis::Interval> blockForwardRanges() const;
+  // Kernels of `device` whose launch call starts inside one of the ranges (disjoint, sorted), in order.
+  std::vector<size_t> kernelsLaunchedIn(const std::vector<analysis::Interval>& ranges) const;
   // The fusable chains worth fusing by hand or with the runtime: not those holding a kernel a compiler
   // already made (Triton, XLA: what is left unfused is its choice), nor the optimizer's own (a fused
   // optimizer is their fix). Largest saving first.

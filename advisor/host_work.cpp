@@ -46,20 +46,6 @@ void measureSteps(const Context& c, const std::vector<Interval>& waits, HostWork
   h.between_ns /= std::max<int64_t>(1, pairs);
 }
 
-// Kernels of the context's device launched inside the ranges (disjoint, sorted) that pass `keep`.
-template <typename Keep>
-int64_t launchedIn(const Context& c, const std::vector<Interval>& ranges, Keep keep) {
-  int64_t n = 0;
-  const auto& k = c.trace.kernels;
-  for (size_t i = 0; i < k.size() && !ranges.empty(); ++i) {
-    if (k.device[i] != c.device || k.launch_call[i] == analysis::kNone) continue;
-    const int64_t launched = c.trace.api_calls.start_ns[static_cast<size_t>(k.launch_call[i])];
-    const Interval* r = analysis::lastStartingBy(ranges, launched);
-    n += r && launched < r->end && keep(i);
-  }
-  return n;
-}
-
 // The forward phase's ranges inside the steady steps.
 std::vector<Interval> forwardRanges(const Context& c) {
   std::vector<Interval> out;
@@ -96,9 +82,10 @@ HostWork measureHostWork(const Context& c) {
   const std::vector<Interval> blocks = c.blockForwardRanges();
   for (const Interval& b : blocks) h.blocks_forward_ns += ownWork(waits, b.start, b.end);
   h.blocks_forward_ns = c.perStep(h.blocks_forward_ns);
-  h.blocks_forward_launches = c.perStep(launchedIn(c, blocks, [](size_t) { return true; }));
+  h.blocks_forward_launches = c.perStep(static_cast<int64_t>(c.kernelsLaunchedIn(blocks).size()));
+  const std::vector<size_t> forward = c.kernelsLaunchedIn(forwardRanges(c));
   h.forward_fp32_gemms =
-      c.perStep(launchedIn(c, forwardRanges(c), [&](size_t k) { return c.kindOf(k).onCudaCores(); }));
+      c.perStep(std::count_if(forward.begin(), forward.end(), [&](size_t k) { return c.kindOf(k).onCudaCores(); }));
   return h;
 }
 

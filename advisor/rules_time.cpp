@@ -160,6 +160,11 @@ void betweenGraphs(const Context& c, Finding& f, double graphed) {
       "the whole step is one graph (an upper bound: some host work stays)";
 }
 
+// The plan entry both launch-bound findings carry: the whole step captured in CUDA graphs.
+plan::Fix cudaGraphsFix(const Finding& f) {
+  return {"cuda_graphs-1", "cuda_graphs", f.id, {{"scope", std::string("step")}}};
+}
+
 std::optional<Finding> launchBound(const Context& c) {
   const auto& tl = c.timeline;
   const int64_t idle = c.perStep(tl.idle.launch_bound_ns);
@@ -190,7 +195,7 @@ std::optional<Finding> launchBound(const Context& c) {
                       "step with one call, so that idle time goes while the kernels themselves run as before");
   }
   f.gain.idle_ns = f.gain.time_ns;
-  f.fix.plan.push_back({"cuda_graphs-1", "cuda_graphs", f.id, {{"scope", std::string("step")}}});
+  f.fix.plan.push_back(cudaGraphsFix(f));
   if (const double graphed = graphShare(c); graphed >= 0.5) betweenGraphs(c, f, graphed);
   setSeverity(f);
   return f;
@@ -216,8 +221,8 @@ std::optional<Finding> hostBoundAfterFixes(const Context& c, int64_t gpu_after_n
   f.evidence.push_back({"host work " + perStepWords(c) + ": " + formatDuration(h.step_ns) +
                             " inside the step (its range less the host's waits for the GPU), of which " +
                             formatDuration(h.model_ns) + " forward and backward issuing " +
-                            perStepCount(c, h.model_launches * c.step.count) + " kernels, and " +
-                            formatDuration(h.between_ns) + " between steps",
+                            formatCount(h.model_launches) + " kernels, and " + formatDuration(h.between_ns) +
+                            " between steps",
                         {stepRef(c)}});
   f.evidence.push_back({"predicted after the other fixes: " + formatDuration(gpu_after_ns) + " of GPU time and " +
                             formatDuration(host_after_ns) + " of host work " + perStepWords(c),
@@ -227,7 +232,7 @@ std::optional<Finding> hostBoundAfterFixes(const Context& c, int64_t gpu_after_n
                         formatDuration(host_with_graphs_ns) + "), down to the GPU's predicted time; " +
                         std::string(kHostFloorBasis));
   f.gain.host_side = true;
-  f.fix.plan.push_back({"cuda_graphs-1", "cuda_graphs", f.id, {{"scope", std::string("step")}}});
+  f.fix.plan.push_back(cudaGraphsFix(f));
   setSeverity(f);
   return f;
 }
