@@ -143,14 +143,57 @@ bool appliedByGpuscope(const plan::Fix& fix, Framework framework) {
   return fix.kind != "optimizer" || fix.text("setting") == "fused";
 }
 
-// The findings whose fixes the plan carries and gpuscope applies without a code change.
-std::vector<const Finding*> appliedByThePlan(const std::vector<Finding>& findings, Framework framework) {
-  std::vector<const Finding*> out;
-  for (const Finding& f : findings) {
-    auto applied = [&](const plan::Fix& fix) { return appliedByGpuscope(fix, framework); };
-    if (std::any_of(f.fix.plan.begin(), f.fix.plan.end(), applied)) out.push_back(&f);
+int64_t netTimeGain(const Finding& f) { return f.gain.time_ns - f.gain.extra_time_ns; }
+
+// Whether a fix serves the goal on its own estimate: a time plan never takes a fix that costs time or wins
+// none (recomputation, a memory-only setting), a memory plan one that saves no memory.
+bool servesGoal(const Finding& f, Goal goal) {
+  switch (goal) {
+    case Goal::kTime: return netTimeGain(f) > 0;
+    case Goal::kMemory: return f.gain.memory_bytes > 0;
+    case Goal::kBoth: return netTimeGain(f) > 0 || f.gain.memory_bytes > 0;
   }
-  return out;
+  return false;
+}
+
+// Whether a predicted outcome is worse than today for the goal: a slower step (time, both) or a larger
+// peak (memory, both).
+bool worseForGoal(const plan::Outcome& predicted, const plan::Outcome& measured, Goal goal) {
+  const bool slower = predicted.step_time_ns > measured.step_time_ns;
+  const bool larger = predicted.peak_memory_bytes > measured.peak_memory_bytes && measured.peak_memory_bytes > 0;
+  return goal == Goal::kTime ? slower : goal == Goal::kMemory ? larger : slower || larger;
+}
+
+// The findings whose fixes go into the plan: those gpuscope applies without a code change that serve the goal
+// on their own estimate; then, while the plan as a whole is predicted worse than today (the host's work
+// after the fixes can exceed the step), the one that wins least is left out. Sets each finding's plan_status.
+std::vector<const Finding*> choosePlan(const Context& c, std::vector<Finding>& findings, Goal goal,
+                                       const plan::Outcome& measured) {
+  std::vector<Finding*> chosen;
+  for (Finding& f : findings) {
+    auto applied = [&](const plan::Fix& fix) { return appliedByGpuscope(fix, c.framework); };
+    if (f.fix.plan.empty() || !std::any_of(f.fix.plan.begin(), f.fix.plan.end(), applied)) {
+      f.plan_status = "by hand: gpuscope apply cannot make this change (the fix above shows how)";
+    } else if (!servesGoal(f, goal)) {
+      f.plan_status = goal == Goal::kMemory ? "left out of the memory plan: it saves no memory"
+                      : f.gain.extra_time_ns > 0
+                          ? "left out of the time plan: it costs time (gpuscope advise --goal memory plans it)"
+                          : "left out of the time plan: it wins no time";
+    } else {
+      f.plan_status = "in the plan";
+      chosen.push_back(&f);
+    }
+  }
+  auto pointers = [&] { return std::vector<const Finding*>(chosen.begin(), chosen.end()); };
+  while (!chosen.empty() && worseForGoal(predictOutcome(c, pointers()), measured, goal)) {
+    auto least = std::min_element(chosen.begin(), chosen.end(), [&](const Finding* x, const Finding* y) {
+      return goal == Goal::kMemory ? x->gain.memory_bytes < y->gain.memory_bytes : netTimeGain(*x) < netTimeGain(*y);
+    });
+    (*least)->plan_status = "left out of the " + std::string(toString(goal)) +
+                            " plan: with it the plan is predicted worse than today (the host's work after the fixes)";
+    chosen.erase(least);
+  }
+  return pointers();
 }
 
 std::vector<std::string> notesOn(const Context& c) {
@@ -182,8 +225,9 @@ std::string memoryBasis(const Context& c) {
 
 }  // namespace
 
-Advice advise(const Context& c) {
+Advice advise(const Context& c, Goal goal) {
   Advice a;
+  a.goal = goal;
   a.trace = c.trace.path;
   a.framework = std::string(toString(c.framework));
   if (c.device != analysis::kNone) a.device = c.trace.deviceLabel(c.device);
@@ -206,8 +250,10 @@ Advice advise(const Context& c) {
   for (const Finding& f : a.findings) every.push_back(&f);
   a.predicted = predictOutcome(c, every);
   a.prediction_basis = predictionBasis();
-  const std::vector<const Finding*> applied = appliedByThePlan(a.findings, c.framework);
-  a.plan_predicted = applied == every ? a.predicted : predictOutcome(c, applied);  // the replay is not cheap
+  const std::vector<const Finding*> chosen = choosePlan(c, a.findings, goal, a.measured);
+  a.plan_fixes = static_cast<int>(chosen.size());
+  a.plan_predicted = chosen == every ? a.predicted : predictOutcome(c, chosen);  // the replay is not cheap
+  if (chosen.empty()) a.plan_predicted = a.measured;
   a.notes = notesOn(c);
   a.plots = plotData(c);
   return a;
@@ -224,9 +270,31 @@ plan::Plan makePlan(const Advice& advice) {
   p.step_basis = advice.step_basis;
   p.measured = advice.measured;
   p.predicted = advice.plan_predicted;
-  p.prediction_basis = advice.prediction_basis + "; only the fixes gpuscope applies without a code change count";
-  for (const Finding& f : advice.findings) p.fixes.insert(p.fixes.end(), f.fix.plan.begin(), f.fix.plan.end());
+  p.prediction_basis = advice.prediction_basis + "; only the fixes of the " + std::string(toString(advice.goal)) +
+                       " plan count: those gpuscope applies without a code change that serve its goal";
+  for (const Finding& f : advice.findings) {
+    if (f.plan_status == "in the plan") p.fixes.insert(p.fixes.end(), f.fix.plan.begin(), f.fix.plan.end());
+  }
   return p;
+}
+
+std::string_view toString(Goal goal) {
+  switch (goal) {
+    case Goal::kTime: return "time";
+    case Goal::kMemory: return "memory";
+    case Goal::kBoth: return "both";
+  }
+  return "time";
+}
+
+bool parseGoal(std::string_view text, Goal& out) {
+  for (Goal g : {Goal::kTime, Goal::kMemory, Goal::kBoth}) {
+    if (text == toString(g)) {
+      out = g;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace gpuscope::advisor

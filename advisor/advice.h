@@ -12,6 +12,12 @@
 
 namespace gpuscope::advisor {
 
+// What the plan is for: a faster step (fixes that cost time, such as recomputation, are left out), a smaller
+// peak (fixes that cost time are in), or both.
+enum class Goal { kTime, kMemory, kBoth };
+std::string_view toString(Goal goal);  // "time", "memory", "both"
+bool parseGoal(std::string_view text, Goal& out);
+
 struct Advice {
   std::string trace;                                // path of the trace
   std::string framework;                            // "PyTorch", "JAX", "CuPy", "CUDA"
@@ -21,7 +27,9 @@ struct Advice {
   bool per_step = false;                            // times are per iteration (false: for the whole run)
   plan::Outcome measured;                           // step time, peak device memory
   plan::Outcome predicted;                          // after every finding's fix
-  plan::Outcome plan_predicted;                     // after the fixes the plan applies without a code change
+  Goal goal = Goal::kTime;                          // what the plan is for
+  plan::Outcome plan_predicted;                     // after the plan's fixes (those gpuscope applies, for the goal)
+  int plan_fixes = 0;                               // findings whose fixes are in the plan
   std::string prediction_basis;
   std::vector<Finding> findings;   // most to least to gain
   std::vector<std::string> notes;  // what limits the advice (no iterations, no phases, data-quality warnings)
@@ -30,11 +38,11 @@ struct Advice {
   const Finding* find(std::string_view id) const;  // the first finding of that rule, nullptr if none
 };
 
-Advice advise(const Context& context);
+Advice advise(const Context& context, Goal goal = Goal::kTime);
 // The step time and peak memory predicted after the fixes of the given findings (Advice::predicted is this
 // for all of them): the GPU's busy and idle time less the fixes' gains, and no less than the host's work.
 plan::Outcome predictOutcome(const Context& context, const std::vector<const Finding*>& findings);
-// The fixes of every finding that has some, for `gpuscope apply` and the PyTorch bridge.
+// The fixes of the findings in the plan, for `gpuscope apply` and the PyTorch bridge.
 plan::Plan makePlan(const Advice& advice);
 
 }  // namespace gpuscope::advisor

@@ -59,6 +59,9 @@ struct Finding {
   Gain gain;
   Fix fix;
   std::string verify;  // how to check the change worked
+  // Where its fix stands with the plan (advice.cpp): "in the plan", "by hand: …" (gpuscope cannot apply it),
+  // "left out of the time plan: …" (it costs time, or the plan is predicted faster without it).
+  std::string plan_status;
   // What ranks findings: the larger of the step-time and peak-memory shares the fix would win.
   double weight() const;
 };

@@ -38,9 +38,8 @@ std::string stepText(const Advice& a) {
   return formatDuration(a.measured.step_time_ns) + (a.per_step ? " per iteration" : " for the whole run");
 }
 
-std::string predictionText(const Advice& a) {
+std::string outcomeText(const Advice& a, const plan::Outcome& p) {
   const auto& m = a.measured;
-  const auto& p = a.predicted;
   std::string text = formatDuration(p.step_time_ns) + (a.per_step ? " per iteration" : " for the run");
   if (p.step_time_ns > 0 && p.step_time_ns < m.step_time_ns) {
     text +=
@@ -51,6 +50,17 @@ std::string predictionText(const Advice& a) {
     if (p.peak_memory_bytes < m.peak_memory_bytes) text += " (from " + formatBytes(m.peak_memory_bytes) + ")";
   }
   return text;
+}
+
+std::string predictionText(const Advice& a) { return outcomeText(a, a.predicted); }
+
+std::string planText(const Advice& a) {
+  const std::string goal(toString(a.goal));
+  if (a.plan_fixes == 0) {
+    return "no fix that gpuscope apply makes serves the " + goal + " plan (each finding says why)";
+  }
+  return outcomeText(a, a.plan_predicted) + " with the " + std::to_string(a.plan_fixes) + " fix" +
+         (a.plan_fixes == 1 ? "" : "es") + " of the " + goal + " plan, which gpuscope apply makes";
 }
 
 }  // namespace gpuscope::advisor

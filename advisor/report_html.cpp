@@ -200,6 +200,7 @@ std::string renderHtml(const Advice& a) {
   if (!a.findings.empty()) {
     out += "<tr><th>Predicted</th><td>" + escape(predictionText(a)) + " with every fix <span class=\"basis\">(" +
            escape(a.prediction_basis) + ")</span></td></tr>";
+    out += "<tr><th>Plan</th><td>" + escape(planText(a)) + "</td></tr>";
   }
   out += "</table>\n";
   if (a.findings.empty()) out += "<p>No findings: no rule found a problem worth fixing in this trace.</p>\n";

@@ -34,7 +34,7 @@ void writeFinding(JsonWriter& json, const Finding& f) {
   json.field("snippet_language", f.fix.snippet_language).key("plan").beginArray();
   for (const plan::Fix& p : f.fix.plan) plan::writeFix(json, p);
   json.endArray().endObject();
-  json.field("verify", f.verify).endObject();
+  json.field("verify", f.verify).field("plan_status", f.plan_status).endObject();
 }
 
 }  // namespace
@@ -46,6 +46,9 @@ std::string renderJson(const Advice& a) {
   json.field("per_step", a.per_step).field("step_basis", a.step_basis);
   writeOutcome(json, "measured", a.measured);
   writeOutcome(json, "predicted", a.predicted);
+  json.field("goal", toString(a.goal));
+  writeOutcome(json, "plan_predicted", a.plan_predicted);
+  json.field("plan_fixes", static_cast<int64_t>(a.plan_fixes));
   json.field("prediction_basis", a.prediction_basis).key("findings").beginArray(true);
   for (const Finding& f : a.findings) writeFinding(json, f);
   json.endArray().key("notes").beginArray();

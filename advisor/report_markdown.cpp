@@ -35,6 +35,7 @@ std::string renderMarkdown(const Advice& a) {
   }
   if (!a.findings.empty()) {
     out += "| Predicted with every fix | " + predictionText(a) + " — " + cell(a.prediction_basis) + " |\n";
+    out += "| Plan (`--goal " + std::string(toString(a.goal)) + "`) | " + cell(planText(a)) + " |\n";
   }
   out += "\n| # | Severity | Finding | Gain |\n|---|---|---|---|\n";
   for (size_t i = 0; i < a.findings.size(); ++i) {

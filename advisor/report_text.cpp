@@ -63,7 +63,7 @@ void appendFinding(std::string& out, const Style& style, const Finding& f, size_
   for (const Evidence& e : f.evidence) appendField(out, style, "Seen", e.text, width);
   appendField(out, style, "Why", f.why, width);
   appendField(out, style, "Gain", gainText(f, per_step) + "; estimate: " + f.gain.basis, width);
-  appendField(out, style, "Fix", f.fix.summary, width);
+  appendField(out, style, "Fix", f.fix.summary + (f.plan_status.empty() ? "" : " [" + f.plan_status + "]"), width);
   if (!f.fix.snippet.empty()) appendSnippet(out, style, f.fix.snippet);
   appendField(out, style, "Check", f.verify, width);
 }
@@ -84,7 +84,8 @@ std::string renderText(const Advice& a, int width_in, bool colour) {
   if (a.findings.empty()) {
     out += "\nNo findings: no rule found a problem worth fixing in this trace.\n";
   } else {
-    out += "  Predicted " + wrap(predictionText(a) + " with every fix below", width, indent) + "\n";
+    out += "  Predicted " + wrap(predictionText(a) + " with every fix below, by hand too", width, indent) + "\n";
+    out += "  Plan      " + wrap(planText(a), width, indent) + "\n";
     for (size_t i = 0; i < a.findings.size(); ++i) appendFinding(out, style, a.findings[i], i + 1, a.per_step, width);
   }
   if (!a.notes.empty()) {

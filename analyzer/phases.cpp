@@ -30,6 +30,10 @@ bool isBridgeRange(std::string_view name) {
   return isModuleRange(name) || (name.starts_with("optimizer.step (") && name.ends_with(")"));
 }
 
+bool isLibraryRange(std::string_view name) {
+  return name.starts_with("Thunk:#") || (name.starts_with("Xla") && name.find(":#") != std::string_view::npos);
+}
+
 std::string moduleOfRange(std::string_view name, Phase& phase) {
   const bool forward = endsWith(name, kForwardSuffix);
   phase = forward ? Phase::kForward : Phase::kBackward;

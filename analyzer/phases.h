@@ -19,6 +19,10 @@ Phase phaseOfName(std::string name);  // kForward, kBackward, kOptimizer or kNoP
 bool isModuleRange(std::string_view name);
 // Any range the bridge adds: module ranges and "optimizer.step (<optimizer class>)".
 bool isBridgeRange(std::string_view name);
+// Ranges a library adds on its own, whatever the program does: XLA's runtime ("Thunk:#hlo_op=…#",
+// "XlaModule:#hlo_module=…#", "XlaEmitGpuAsm:#…#"), one per thunk or executable dispatched. They time the
+// host's dispatch, not the program's step, so they are no iteration marker.
+bool isLibraryRange(std::string_view name);
 // The module a module range names ("GPT2LMHeadModel.transformer.h.0"), and its pass in `phase`.
 std::string moduleOfRange(std::string_view name, Phase& phase);
 

@@ -23,6 +23,8 @@ constexpr OptionSpec kOptions[] = {
     {"format", 0, "text|md|html|json", "report format (default: text)"},
     {"output", 'o', "FILE", "write the report to FILE instead of standard output"},
     {"plan", 0, "FILE", "also write the fixes as plan.json, for `gpuscope apply` and the PyTorch bridge"},
+    {"goal", 0, "time|memory|both",
+     "what the plan is for (default: time): a faster step (no fix that costs time), a smaller peak, or both"},
     {"force", 'f', "", "overwrite the output and plan files if they exist"},
     {"fail-on", 0, "SEVERITY", "exit 3 if a finding of this severity or worse exists (info|low|medium|high)"},
     {"rules", 0, "", "list the rules: what each looks for, reads and fires on; then exit"},
@@ -73,10 +75,15 @@ int runAdvise(const ParsedArgs& args) {
     return reportError("advise", Status(ErrorKind::kUsage,
                                         "unknown severity '" + *args.get("fail-on") + "' (info, low, medium or high)"));
   }
+  advisor::Goal goal = advisor::Goal::kTime;
+  if (args.has("goal") && !advisor::parseGoal(*args.get("goal"), goal)) {
+    return reportError("advise",
+                       Status(ErrorKind::kUsage, "unknown goal '" + *args.get("goal") + "' (time, memory or both)"));
+  }
   Result<analysis::TraceData> trace = analysis::loadTrace(args.positional[0]);
   if (!trace) return reportError("advise", trace.status());
   const advisor::Context context = advisor::buildContext(*trace);
-  const advisor::Advice advice = advisor::advise(context);
+  const advisor::Advice advice = advisor::advise(context, goal);
 
   const std::optional<std::string> output = args.get("output");
   const std::string report = render(advice, format, !output);
@@ -106,11 +113,14 @@ const Command& adviseCommand() {
   static const Command command{
       "advise",
       "find what makes the program slow or short of memory, with the fix",
-      "gpuscope advise TRACE [--format text|md|html|json] [-o FILE] [--plan FILE] [--fail-on SEVERITY] | --rules",
+      "gpuscope advise TRACE [--format F] [-o FILE] [--plan FILE] [--goal time|memory|both] [--fail-on S] | --rules",
       "Runs the advisor's rules over TRACE and reports each finding: what was seen (with numbers and places\n"
       "in the trace), why it costs, the estimated gain and what the estimate is based on, the fix in the\n"
       "program's own terms (PyTorch, JAX, CuPy or CUDA), and how to check it worked. Findings are ranked by\n"
-      "what fixing them would win; the header predicts the step time and peak memory with every fix.\n"
+      "what fixing them would win; the header predicts the step time and peak memory with every fix, and\n"
+      "with the plan's: the fixes `gpuscope apply` makes that serve --goal (time: none that costs time,\n"
+      "and none that leaves the plan predicted slower; memory: those that shrink the peak; both). Each\n"
+      "finding says whether its fix is in the plan, left out (and why), or one to make by hand.\n"
       "docs/advisor-rules.md lists the rules and their thresholds; docs/advise-json.md the JSON.",
       kOptions,
       runAdvise};

@@ -48,7 +48,8 @@ void AdvisorView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   const advisor::Advice& a = snapshot_->advice;
   header_->setText(QString::fromStdString(
       "Step: " + advisor::stepText(a) + "  ·  Peak memory: " + analysis::formatBytes(a.measured.peak_memory_bytes) +
-      " (" + a.memory_basis + ")\nPredicted with every fix: " + advisor::predictionText(a)));
+      " (" + a.memory_basis + ")\nPredicted with every fix: " + advisor::predictionText(a) +
+      "\nPlan: " + advisor::planText(a)));
   details_->clear();
   if (model_->rowCount() > 0) selectFinding(0);
 }

@@ -136,6 +136,29 @@ class GlobalSettings(PlanCase):
                                  "changed (the advice shows how)"])
 
 
+class FixesForTheModel(PlanCase):
+    """Fixes applied to the model at its first forward are said to be applied only once they are: a step
+    written as a plain function has no model, and is told so at exit."""
+
+    FIXES = ({"kind": "precision", "setting": "bf16_autocast"}, {"kind": "fusion"}, {"kind": "cuda_graphs"})
+
+    def test_a_plain_function_is_told_nothing_was_applied(self):
+        plain = support.run_ok(self, "plain_function.py")
+        applied = support.run_ok(self, "plain_function.py", plan=self.plan(*self.FIXES))
+        self.assertEqual(applied.stdout, plain.stdout)
+        lines = support.bridge_lines(applied.stderr)
+        self.assertEqual(len(lines), 6, applied.stderr)
+        self.assertTrue(all("waiting for the model's first forward" in line for line in lines[:3]), lines)
+        self.assertTrue(all("not applied: no nn.Module's forward ran" in line for line in lines[3:]), lines)
+        self.assertFalse(any(": applied" in line for line in lines), lines)
+
+    def test_a_model_is_told_when_autocast_takes_hold(self):
+        result = support.run_ok(self, "plain_function.py", "--model", plan=self.plan(self.FIXES[0]))
+        lines = support.bridge_lines(result.stderr)
+        self.assertEqual(len(lines), 2, result.stderr)
+        self.assertIn("applied: each forward of Linear runs under torch.autocast(bfloat16)", lines[1])
+
+
 class BadPlans(PlanCase):
     """A plan the bridge cannot use: one line on stderr, and the program runs as without it."""
 

@@ -14,9 +14,13 @@ Each fix kind maps to a change PyTorch offers without touching the script:
                  from its second call on; the compiler pads GEMM shapes to tensor-core multiples (its
                  shape padding, turned on for gemm_padding).
   attention      needs the model's code changed (scaled_dot_product_attention): reported, not applied.
-What was applied, and what was not and why, is printed on stderr when the program starts (and for the
-fixes applied at the model's first forward, then).
+What was applied, and what was not and why, is printed on stderr: when the program starts for the fixes
+that take effect then, at the model's first forward for those applied to the model, and at exit for those
+that never took effect (a program with no nn.Module, whose step is a plain function, has no model to
+compile, checkpoint or run under autocast: it is told so, never that the fix was applied).
 """
+
+import atexit
 
 import json
 import os
@@ -30,7 +34,8 @@ from . import warn
 _seen = set()  # ids of every module of the models already handled (so a recomputed block is no new root)
 _depth = threading.local()  # .value: how many module forwards are running on this thread
 _autocast = []  # a stack of entered autocast contexts, one per running root forward
-_root_fixes = []  # callables run once on each root module at its first forward
+_root_fixes = []  # (kind, fix) applied to each root module at its first forward
+_waiting = {}  # id(fix) -> (kind, fix): fixes for the model not yet applied to any
 
 
 def install(plan_path):
@@ -55,6 +60,22 @@ def install(plan_path):
 
         nn_module.register_module_forward_pre_hook(_root_pre)
         nn_module.register_module_forward_hook(_root_post, always_call=True)
+        atexit.register(_report_never_applied)
+
+
+def _wait_for_model(kind, fix):
+    """A fix applied to the model at its first forward: said to be applied only once it is."""
+    if not any(k == kind for k, _ in _root_fixes):
+        _root_fixes.append((kind, fix))
+    _waiting[id(fix)] = (kind, fix)
+    return "waiting for the model's first forward"
+
+
+def _report_never_applied():
+    for _, fix in _waiting.values():
+        _report(fix, "not applied: no nn.Module's forward ran (a step written as a plain function has no model to "
+                     "apply it to; apply it by hand, e.g. torch.compile of the step function)")
+    _waiting.clear()
 
 
 def _report(fix, note):
@@ -68,8 +89,7 @@ def _precision(fix):
         torch.backends.cudnn.allow_tf32 = True
         return "applied: TF32 matmuls and convolutions"
     if setting == "bf16_autocast":
-        _root_fixes.append(("autocast", fix))
-        return "applied: each forward of the model runs under torch.autocast(bfloat16)"
+        return _wait_for_model("autocast", fix)
     return f"not applied: unknown precision setting {setting!r}"
 
 
@@ -122,8 +142,7 @@ def _data_loader(fix):
 
 
 def _checkpoint(fix):
-    _root_fixes.append(("checkpoint", fix))
-    return "applied at the model's first forward: its blocks are checkpointed"
+    return _wait_for_model("checkpoint", fix)
 
 
 def _compile(fix):
@@ -133,11 +152,10 @@ def _compile(fix):
         import torch._inductor.config as inductor_config
 
         inductor_config.shape_padding = True
-    if not any(kind == "compile" for kind, _ in _root_fixes):
-        _root_fixes.append(("compile", fix))
-    elif fix.get("kind") == "cuda_graphs":
+    _wait_for_model("compile", fix)
+    if fix.get("kind") == "cuda_graphs":  # the one compile uses reduce-overhead
         _root_fixes[:] = [(k, fix if k == "compile" else f) for k, f in _root_fixes]
-    return "applied from the model's second call, with the other compiler fixes: one torch.compile"
+    return "waiting for the model's first forward: one torch.compile with the other compiler fixes"
 
 
 def _code_change(fix):
@@ -167,11 +185,17 @@ def _root_pre(module, args):
         return
     if id(module) not in _seen:
         _seen.update(id(m) for m in module.modules())
-        for kind, fix in _root_fixes:
+        # A module with no parameters (a loss, an activation called at top level) is no model to fix.
+        model = any(True for _ in module.parameters())
+        for kind, fix in _root_fixes if model else ():
             try:
-                _at_first_forward(kind, fix, module)
+                note = _at_first_forward(kind, fix, module)
             except Exception as error:
-                _report(fix, f"not applied to {type(module).__name__}: {error!r}")
+                note = f"not applied to {type(module).__name__}: {error!r}"
+            for key, (waiting_kind, waiting_fix) in list(_waiting.items()):
+                if waiting_kind == kind:  # every fix this one change stands for (fusion and graphs: one compile)
+                    _report(waiting_fix, note)
+                    del _waiting[key]
     if any(kind == "autocast" for kind, _ in _root_fixes):
         context = torch.autocast("cuda", dtype=torch.bfloat16)
         context.__enter__()
@@ -187,12 +211,14 @@ def _root_post(module, args, output):
 
 
 def _at_first_forward(kind, fix, module):
+    """Applies one kind of fix to a root module; returns what was done."""
     if kind == "checkpoint":
-        _report(fix, _checkpoint_model(module))
-    elif kind == "compile":
-        mode = "reduce-overhead" if fix.get("kind") == "cuda_graphs" else "default"
-        module.forward = torch.compile(module.forward, mode=mode)
-        _report(fix, f"applied: {type(module).__name__}.forward compiled (mode {mode!r})")
+        return _checkpoint_model(module)
+    if kind == "autocast":
+        return f"applied: each forward of {type(module).__name__} runs under torch.autocast(bfloat16)"
+    mode = "reduce-overhead" if fix.get("kind") == "cuda_graphs" else "default"
+    module.forward = torch.compile(module.forward, mode=mode)
+    return f"applied: {type(module).__name__}.forward compiled (mode {mode!r})"
 
 
 def _checkpoint_model(module):
