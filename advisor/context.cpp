@@ -109,8 +109,12 @@ bool Context::inSteps(size_t kernel) const {
   return trace.kernels.device[kernel] == device && inSteps(trace.kernels.start_ns[kernel]);
 }
 
+// Per-step figures are totals over the steady windows divided by their count, and the step is the median
+// period: where windows run longer than the median (a slow step among them), a figure can come out a little
+// above the step. No part of a step is more than the step.
 double Context::shareOfStep(int64_t per_step_ns) const {
-  return step.time_ns > 0 ? static_cast<double>(per_step_ns) / static_cast<double>(step.time_ns) : 0.0;
+  if (step.time_ns <= 0) return 0.0;
+  return std::min(1.0, static_cast<double>(per_step_ns) / static_cast<double>(step.time_ns));
 }
 
 int64_t Context::idleBetweenStepsNs() const {

@@ -180,25 +180,57 @@ KernelSet kernelsInSteps(const Context& c, Pred pred) {
 constexpr double kBf16OverFp32 = 8.0;
 constexpr double kTf32OverFp32 = 4.0;
 
+// bf16 over TF32 on the tensor cores: the H100's dense bf16 rate (989 TFLOP/s) is twice its TF32 rate
+// (495 TFLOP/s, NVIDIA's H100 datasheet), for GEMMs and convolutions long enough to be bound by the math;
+// one shorter than kMathBoundNs is bound by its launch and latency, and bf16 does little for it.
+constexpr double kBf16OverTf32 = 2.0;
+constexpr int64_t kMathBoundNs = 10'000;
+
+bool tf32Math(const Context& c, size_t kernel) {
+  const analysis::KernelKind& kind = c.kindOf(kernel);
+  const auto& k = c.trace.kernels;
+  return (kind.cls == KernelClass::kGemm || kind.cls == KernelClass::kConvolution) &&
+         kind.precision == Precision::kTf32 && k.end_ns[kernel] - k.start_ns[kernel] >= kMathBoundNs;
+}
+
 std::optional<Finding> fp32Gemm(const Context& c) {
-  const KernelSet s = kernelsInSteps(c, [](const auto& kind, const auto&) { return kind.onCudaCores(); });
-  const int64_t time = c.perStep(s.time_ns);
-  if (s.count == 0 || c.shareOfStep(time) < 0.05) return std::nullopt;
+  // Where autocast is the fix (PyTorch, JAX), an fp32 model's TF32 GEMMs and convolutions (cuDNN's default
+  // for fp32 convolutions) gain from it too: half as much as the fp32 ones on the CUDA cores do.
   const bool autocast = c.framework == Framework::kPyTorch || c.framework == Framework::kJax;
+  const KernelSet fp32 = kernelsInSteps(c, [](const auto& kind, const auto&) { return kind.onCudaCores(); });
+  KernelSet tf32;
+  for (size_t i = 0; autocast && i < c.trace.kernels.size(); ++i) {
+    if (c.inSteps(i) && tf32Math(c, i)) tf32.add(c, i);
+  }
+  const int64_t fp32_time = c.perStep(fp32.time_ns), tf32_time = c.perStep(tf32.time_ns);
   const double speedup = autocast ? kBf16OverFp32 : kTf32OverFp32;
-  const int64_t saved = static_cast<int64_t>(static_cast<double>(time) * (1.0 - 1.0 / speedup));
+  const auto saved = static_cast<int64_t>(static_cast<double>(fp32_time) * (1.0 - 1.0 / speedup) +
+                                          static_cast<double>(tf32_time) * (1.0 - 1.0 / kBf16OverTf32));
+  if (c.shareOfStep(fp32_time + tf32_time) < 0.05 || c.shareOfStep(saved) < 0.03) return std::nullopt;
   Finding f = startFinding(c, kRules[1]);
-  f.title =
-      "fp32 GEMMs and convolutions take " + formatDuration(time) + " " + perStepWords(c) + ", off the tensor cores";
-  f.summary = "Matrix multiplies run in full fp32 on the CUDA cores (FFMA/SIMT kernels), not on the tensor cores.";
-  f.evidence.push_back({perStepCount(c, s.count) + " fp32 GEMMs and convolutions " + perStepWords(c) + ", " +
-                            formatDuration(time) + " (" + formatShare(c.shareOfStep(time)) + " of the step)",
-                        {s.firstRef(c, "first fp32 GEMM")}});
-  f.evidence.push_back({"among them " + join(s.names), {}});
+  const std::string what = fp32.count > 0 && tf32.count > 0 ? "fp32 and TF32" : fp32.count > 0 ? "fp32" : "TF32";
+  f.title = what + " GEMMs and convolutions take " + formatDuration(fp32_time + tf32_time) + " " + perStepWords(c) +
+            (fp32.count > 0 ? ", partly off the tensor cores" : ", at half the tensor cores' bf16 rate");
+  f.summary = fp32.count > 0 ? "Matrix multiplies run in full fp32 on the CUDA cores (FFMA/SIMT kernels), not on the "
+                               "tensor cores."
+                             : "The model computes in fp32: its matrix multiplies and convolutions run as TF32 on the "
+                               "tensor cores, at half the rate of bf16, with twice the memory traffic.";
+  for (const KernelSet* s : std::initializer_list<const KernelSet*>{&fp32, &tf32}) {
+    if (s->count == 0) continue;
+    const std::string kind = s == &fp32 ? "fp32" : "TF32";
+    const int64_t time = s == &fp32 ? fp32_time : tf32_time;
+    f.evidence.push_back({perStepCount(c, s->count) + " " + kind + " GEMMs and convolutions " + perStepWords(c) + ", " +
+                              formatDuration(time) + " (" + formatShare(c.shareOfStep(time)) +
+                              " of the step), among "
+                              "them " +
+                              join(s->names),
+                          {s->firstRef(c, "first " + kind + " GEMM")}});
+  }
   f.gain = timeGain(c, saved,
-                    "their time divided by " + formatFixed(speedup, 0) + " (" + (autocast ? "bf16" : "TF32") +
+                    "fp32 kernels' time divided by " + formatFixed(speedup, 0) + " (" + (autocast ? "bf16" : "TF32") +
                         "): on an H100, 4096-8192-wide GEMMs ran 8.9-14.4× faster in bf16 and 4.3-5.8× in TF32 "
-                        "(docs/benchmarks.md); other kernels unchanged");
+                        "(docs/benchmarks.md); TF32 kernels' time divided by 2 (the H100's bf16 rate is twice its "
+                        "TF32 rate); other kernels unchanged");
   f.fix.summary = autocast ? "Run the forward pass under bf16 autocast (or at least allow TF32)."
                            : "Let cuBLAS use TF32 tensor cores (or move the GEMMs to bf16).";
   f.fix.plan.push_back(
