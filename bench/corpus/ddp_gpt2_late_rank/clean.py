@@ -1,0 +1,66 @@
+"""Data-parallel training of a GPT-2 (6 layers, 768 wide) on 2 GPUs with DistributedDataParallel,
+bf16 autocast and fused AdamW; every rank prepares its batches equally fast.
+Run with: torchrun --standalone --nproc_per_node=2 clean.py"""
+
+import os
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from transformers import GPT2Config, GPT2LMHeadModel
+
+
+def main():
+    dist.init_process_group(backend="nccl")
+    rank = dist.get_rank()
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    device = torch.device("cuda", local_rank)
+
+    torch.manual_seed(0)
+    config = GPT2Config(n_layer=6, n_embd=768, n_head=12)
+    model = GPT2LMHeadModel(config).to(device)
+    model = DDP(model, device_ids=[local_rank])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1, fused=True)
+
+    batch_size, seq_len, num_batches = 8, 512, 4
+    generator = torch.Generator(device=device).manual_seed(1000 + rank)  # each rank its own shard
+    batches = [
+        torch.randint(0, config.vocab_size, (batch_size, seq_len), device=device, generator=generator)
+        for _ in range(num_batches)
+    ]
+
+    def next_batch(step):
+        return batches[step % num_batches]
+
+    def train_step(step):
+        input_ids = next_batch(step)
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=input_ids, labels=input_ids).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return loss.detach()
+
+    warmup_steps, timed_steps = 5, 20
+    model.train()
+    for step in range(warmup_steps):
+        train_step(step)
+    torch.cuda.synchronize()
+
+    start = time.perf_counter()
+    for step in range(warmup_steps, warmup_steps + timed_steps):
+        loss = train_step(step)
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - start
+
+    dist.all_reduce(loss, op=dist.ReduceOp.AVG)
+    if rank == 0:
+        print(f"final loss {loss.item():.4f}")
+        print(f"{elapsed * 1000 / timed_steps:.3f} ms/step")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

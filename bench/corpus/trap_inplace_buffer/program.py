@@ -1,0 +1,53 @@
+"""Score a stream of small feature batches. The scorer centres its inputs with a bias-corrected moving
+average of the feature means seen so far, kept in buffers it updates in place on every call."""
+
+import time
+
+import torch
+import torch.nn as nn
+
+
+class StreamingScorer(nn.Module):
+    def __init__(self, features=256, hidden=512, depth=4, momentum=0.99):
+        super().__init__()
+        self.momentum = momentum
+        self.register_buffer("ema_mean", torch.zeros(features))
+        self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+        layers, width = [], features
+        for _ in range(depth):
+            layers += [nn.Linear(width, hidden), nn.GELU()]
+            width = hidden
+        self.mlp = nn.Sequential(*layers)
+        self.out = nn.Linear(hidden, 1)
+
+    def forward(self, x):
+        self.steps += 1
+        self.ema_mean.mul_(self.momentum).add_(x.mean(dim=0), alpha=1 - self.momentum)
+        mean = self.ema_mean / (1 - self.momentum**self.steps)
+        return self.out(self.mlp(x - mean)).squeeze(-1)
+
+
+torch.manual_seed(0)
+torch.set_float32_matmul_precision("high")
+device = torch.device("cuda")
+
+model = StreamingScorer().to(device).eval()
+
+batch_size, num_batches = 32, 64
+stream = [torch.randn(batch_size, 256, device=device) + 0.01 * i for i in range(num_batches)]
+
+warmup_steps, timed_steps = 20, 300
+scores = []
+with torch.no_grad():
+    for i in range(warmup_steps):
+        scores.append(model(stream[i % num_batches]))
+    torch.cuda.synchronize()
+
+    start = time.perf_counter()
+    for i in range(warmup_steps, warmup_steps + timed_steps):
+        scores.append(model(stream[i % num_batches]))
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - start
+
+print(f"steps seen {model.steps.item()}  last scores {scores[-1][:4].tolist()}")
+print(f"{elapsed * 1000 / timed_steps:.3f} ms/step")

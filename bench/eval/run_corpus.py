@@ -1,0 +1,192 @@
+"""Runs the evaluation corpus (bench/corpus/) on a GPU machine, case by case, in two phases that can run in
+separate calls, and keeps everything the scorecard needs. Nothing is judged here (scorecard.py does that).
+
+  findings  each program and its clean twin recorded (with the program's own clock in that run) and advised:
+            result.findings.json, program.gpuscope, clean.gpuscope and their advice and plans
+  apply     each program plain (its own clock), then, where the plan has fixes, under `gpuscope apply` and
+            `gpuscope apply --record`: result.apply.json, after.gpuscope. The plans come from --plans
+            (NAME.plan.json, made where the findings were scored, by the advisor as it is now), else from
+            this run's findings phase.
+
+Usage (on the GPU machine, from the repository root, after `source scripts/gpu-env`):
+  python3 bench/eval/run_corpus.py --out DIR [--phase findings|apply|both] [--plans DIR] [--only A,B]
+                                   [--skip A,B] [--budget SECONDS]
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "bench" / "corpus"
+STEP_LINE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ms/step")
+APPLY_LINE = re.compile(r"^gpuscope apply: (\S+) \((\w+)\): (.*)$")
+RUN_TIMEOUT_S = 150
+
+
+def cases():
+    for truth in sorted(CORPUS.glob("*/truth.json")):
+        yield truth.parent.name, json.loads(truth.read_text())
+
+
+def program_command(case_dir, truth, which, carry):
+    """The command that runs the program (which = 'program' or 'clean'), or None when it has no such file."""
+    if truth["framework"] == "cuda":
+        binary = carry / "corpus" / case_dir.name / which
+        return [str(binary)] if binary.exists() else None
+    script = case_dir / f"{which}.py"
+    if not script.exists():
+        return None
+    ranks = truth.get("multi_rank")
+    if ranks:
+        return ["torchrun", "--standalone", f"--nproc_per_node={ranks}", str(script)]
+    return [sys.executable, str(script)]
+
+
+def run(command, log_path, env):
+    """Runs a command, keeps its output, and returns its exit code, wall time and last ms/step line."""
+    start = time.monotonic()
+    try:
+        done = subprocess.run(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, errors="replace", timeout=RUN_TIMEOUT_S)
+        rc, out, err = done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired as expired:
+        rc, out, err = "timeout", expired.stdout or "", expired.stderr or ""
+        out = out.decode(errors="replace") if isinstance(out, bytes) else out
+        err = err.decode(errors="replace") if isinstance(err, bytes) else err
+    wall = time.monotonic() - start
+    log_path.write_text(f"$ {' '.join(command)}\n== rc {rc}, {wall:.1f} s\n== stdout\n{out}\n== stderr\n{err}")
+    steps = STEP_LINE.findall(out)
+    return {"rc": rc, "wall_s": round(wall, 2), "ms_step": float(steps[-1]) if steps else None}, err
+
+
+def advise(gpuscope, trace, stem, env):
+    """advise --format json (and --plan) on a trace; returns the paths written, or an error text."""
+    advice, plan = stem.with_suffix(".advice.json"), stem.with_suffix(".plan.json")
+    command = [gpuscope, "advise", str(trace), "--format", "json", "-o", str(advice), "-f", "--plan", str(plan)]
+    done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip()[-2000:]}
+    return {"advice": advice.name, "plan": plan.name}
+
+
+def plan_fixes(plan_path):
+    try:
+        return json.loads(plan_path.read_text()).get("fixes", [])
+    except (OSError, ValueError):
+        return []
+
+
+def record_and_advise(gpuscope, truth, command, stem, env):
+    """Records a command into STEM.gpuscope and advises on it; returns the run's figures and the advice's files."""
+    trace = stem.with_suffix(".gpuscope")
+    record = [gpuscope, "record", "-q", "-f", *truth.get("record", []), "-o", str(trace), "--"]
+    figures, _ = run(record + command, stem.parent / f"{stem.name}_record.log", env)
+    return figures, advise(gpuscope, trace, stem, env)
+
+
+def findings_phase(name, truth, work, carry, env):
+    gpuscope = str(carry / "bin" / "gpuscope")
+    result = {"case": name, "truth": truth, "runs": {}}
+    program = program_command(CORPUS / name, truth, "program", carry)
+    clean = program_command(CORPUS / name, truth, "clean", carry)
+    if program is None:
+        result["error"] = "program not found (CUDA cases need scripts/gpu-stage)"
+        return result
+    result["runs"]["record"], result["program"] = record_and_advise(gpuscope, truth, program, work / "program", env)
+    if clean is not None:
+        result["runs"]["clean_record"], result["clean"] = record_and_advise(gpuscope, truth, clean, work / "clean",
+                                                                            env)
+    return result
+
+
+def apply_phase(name, truth, work, carry, env, plans):
+    gpuscope = str(carry / "bin" / "gpuscope")
+    result = {"case": name, "truth": truth, "runs": {}}
+    program = program_command(CORPUS / name, truth, "program", carry)
+    if program is None:
+        result["error"] = "program not found (CUDA cases need scripts/gpu-stage)"
+        return result
+    runs = result["runs"]
+    runs["plain"], _ = run(program, work / "plain.log", env)
+    plan = plans / f"{name}.plan.json" if plans else work / "program.plan.json"
+    fixes = plan_fixes(plan)
+    result["plan_fixes"] = [{"id": f.get("id"), "kind": f.get("kind")} for f in fixes]
+    if not fixes:
+        return result
+    shutil.copy(plan, work / "applied.plan.json")
+    runs["apply"], err = run([gpuscope, "apply", "--plan", str(plan), "--"] + program, work / "apply.log", env)
+    result["apply_notes"] = [dict(zip(("id", "kind", "note"), m.groups()))
+                             for m in map(APPLY_LINE.match, err.splitlines()) if m]
+    after = [gpuscope, "apply", "--plan", str(plan), "--record", "-q", "-f", "-o", str(work / "after.gpuscope"), "--"]
+    runs["apply_record"], _ = run(after + program, work / "apply_record.log", env)
+    result["after"] = advise(gpuscope, work / "after.gpuscope", work / "after", env)
+    return result
+
+
+def gpu_count():
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.PIPE, text=True).stdout
+        return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+    except OSError:
+        return 0
+
+
+def machine():
+    query = ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"]
+    gpus = subprocess.run(query, stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()
+    versions = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "gpus": gpus, "torch": versions}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--only", default="", help="comma-separated case names")
+    parser.add_argument("--skip", default="", help="comma-separated case names")
+    parser.add_argument("--budget", type=float, default=540, help="stop starting cases after this many seconds")
+    parser.add_argument("--carry", type=Path, default=ROOT / ".gpu-carry")
+    parser.add_argument("--phase", choices=("findings", "apply", "both"), default="both")
+    parser.add_argument("--plans", type=Path, help="folder of NAME.plan.json for the apply phase")
+    args = parser.parse_args()
+    only = {c for c in args.only.split(",") if c}
+    skip = {c for c in args.skip.split(",") if c}
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    for variable in ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION", "PYTORCH_CUDA_ALLOC_CONF"):
+        env.pop(variable, None)  # the programs' own settings, as their users run them
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "machine.json").write_text(json.dumps(machine(), indent=1))
+    started, gpus = time.monotonic(), gpu_count()
+    for name, truth in cases():
+        if (only and name not in only) or name in skip:
+            continue
+        if truth.get("multi_rank", 1) > gpus:
+            print(f"{name}: skipped, needs {truth['multi_rank']} GPUs and this machine has {gpus}", flush=True)
+            continue
+        if time.monotonic() - started > args.budget:
+            print(f"{name}: not started, the time budget ({args.budget:.0f} s) is spent", flush=True)
+            continue
+        t0 = time.monotonic()
+        work = args.out / name
+        work.mkdir(parents=True, exist_ok=True)
+        steps = {}
+        if args.phase in ("findings", "both"):
+            result = findings_phase(name, truth, work, args.carry, env)
+            (work / "result.findings.json").write_text(json.dumps(result, indent=1))
+            steps.update({k: v.get("ms_step") for k, v in result["runs"].items()})
+        if args.phase in ("apply", "both"):
+            result = apply_phase(name, truth, work, args.carry, env, args.plans)
+            (work / "result.apply.json").write_text(json.dumps(result, indent=1))
+            steps.update({k: v.get("ms_step") for k, v in result["runs"].items()})
+        print(f"{name}: {time.monotonic() - t0:.0f} s, ms/step {steps}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

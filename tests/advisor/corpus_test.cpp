@@ -1,0 +1,122 @@
+// The advisor on committed traces of the evaluation corpus (bench/corpus/): each case's program and clean
+// twin recorded on a GPU (tests/fixtures/corpus/README.md says how; CMake unpacks them), checked against its
+// truth file. What
+// the advisor gets wrong today is listed in bench/corpus/known_gaps.json, so this test fails both when a new
+// error appears and when a listed one is fixed (then the list shrinks): the scorecard's regressions, caught
+// without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "advisor/advice.h"
+#include "analyzer/trace_data.h"
+#include "tests/support/sample_trace.h"
+
+namespace gpuscope::advisor {
+namespace {
+
+namespace fs = std::filesystem;
+using Ids = std::set<std::string>;
+
+const fs::path kCorpus = fs::path(GPUSCOPE_SOURCE_DIR) / "bench" / "corpus";
+const fs::path kTraces = GPUSCOPE_CORPUS_TRACES;
+
+nlohmann::json readJson(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+Ids idsOf(const nlohmann::json& list) {
+  Ids out;
+  for (const auto& v : list) out.insert(v.get<std::string>());
+  return out;
+}
+
+Ids minus(const Ids& a, const Ids& b) {
+  Ids out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::inserter(out, out.end()));
+  return out;
+}
+
+std::string join(const Ids& ids) {
+  std::string out;
+  for (const std::string& id : ids) out += (out.empty() ? "" : ", ") + id;
+  return "{" + out + "}";
+}
+
+// The cases whose program trace is committed.
+std::vector<std::string> committedCases() {
+  std::vector<std::string> out;
+  if (!fs::is_directory(kTraces)) return out;
+  for (const auto& entry : fs::directory_iterator(kTraces)) {
+    const std::string name = entry.path().filename().string();
+    const std::string suffix = ".program.gpuscope";
+    if (name.size() > suffix.size() && name.ends_with(suffix))
+      out.push_back(name.substr(0, name.size() - suffix.size()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Judged {
+  Ids fired;
+  Advice advice;
+};
+
+Judged adviseOn(const fs::path& trace) {
+  Result<analysis::TraceData> data = analysis::loadTrace(trace.string());
+  EXPECT_TRUE(data) << trace;
+  if (!data) return {};
+  Judged j;
+  j.advice = advise(buildContext(*data));
+  for (const Finding& f : j.advice.findings) j.fired.insert(f.id);
+  return j;
+}
+
+void expectNoShareAboveAStep(const Advice& a, const std::string& what) {
+  for (const Finding& f : a.findings) EXPECT_LE(f.gain.share_of_step, 1.0) << what << ": " << f.id;
+}
+
+class CorpusCase : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CorpusCase, MatchesItsTruthFileButForTheKnownGaps) {
+  const std::string name = GetParam();
+  const nlohmann::json truth = readJson(kCorpus / name / "truth.json");
+  ASSERT_TRUE(truth.is_object()) << name << ": no truth file";
+  const nlohmann::json all_gaps = readJson(kCorpus / "known_gaps.json");
+  ASSERT_TRUE(all_gaps.is_object()) << "bench/corpus/known_gaps.json is missing or not a JSON object";
+  const nlohmann::json gaps = all_gaps.value(name, nlohmann::json::object());
+  const Ids planted = idsOf(truth["planted"]);
+  Ids allowed = idsOf(truth["allowed"]);
+  allowed.insert(planted.begin(), planted.end());
+
+  const Judged program = adviseOn(kTraces / (name + ".program.gpuscope"));
+  EXPECT_EQ(join(minus(planted, program.fired)), join(idsOf(gaps.value("missed", nlohmann::json::array()))))
+      << name << ": planted problems missed";
+  EXPECT_EQ(join(minus(program.fired, allowed)), join(idsOf(gaps.value("wrong", nlohmann::json::array()))))
+      << name << ": wrong findings on the program";
+  expectNoShareAboveAStep(program.advice, name);
+  EXPECT_LE(program.advice.plan_predicted.step_time_ns, program.advice.measured.step_time_ns)
+      << name << ": a time plan predicted slower than today";
+
+  const fs::path clean = kTraces / (name + ".clean.gpuscope");
+  if (!fs::exists(clean)) return;
+  const Judged twin = adviseOn(clean);
+  const Ids clean_allowed = idsOf(truth["clean_allowed"]);
+  EXPECT_EQ(join(minus(twin.fired, clean_allowed)), join(idsOf(gaps.value("clean_wrong", nlohmann::json::array()))))
+      << name << ": wrong findings on the clean twin";
+  expectNoShareAboveAStep(twin.advice, name + " (clean)");
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, CorpusCase, ::testing::ValuesIn(committedCases()),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+// The suite above must have cases: an empty fixtures folder would make it pass without checking anything.
+TEST(Corpus, AtLeastTwelveCasesAreCommitted) { EXPECT_GE(committedCases().size(), 12u); }
+
+}  // namespace
+}  // namespace gpuscope::advisor
