@@ -190,7 +190,9 @@ KernelKind classifyKernel(std::string_view name) {
     kind.precision = namedPrecision(lower, kind.cls != KernelClass::kAttention);
     // cuBLAS's split-K reduction sums the partial tiles of a GEMM of any precision in fp32: its "float" says
     // nothing of the GEMM's math.
-    if (lower.find("splitkreduce") != std::string::npos) kind.precision = Precision::kUnknown;
+    if (lower.find("splitkreduce") != std::string::npos && kind.precision == Precision::kFp32) {
+      kind.precision = Precision::kUnknown;
+    }
     // cuDNN's attention kernels say "f16" for both 16-bit types; the name cannot tell fp16 from bf16.
     if (kind.cls == KernelClass::kAttention && kind.precision == Precision::kFp16 &&
         !containsAny(lower, {"fp16", "half"})) {

@@ -3,13 +3,14 @@ separate calls, and keeps everything the scorecard needs. Nothing is judged here
 
   findings  each program and its clean twin recorded (with the program's own clock in that run) and advised:
             result.findings.json, program.gpuscope, clean.gpuscope and their advice and plans
+  plain     each program plain (its own clock) only: result.plain.json
   apply     each program plain (its own clock), then, where the plan has fixes, under `gpuscope apply` and
             `gpuscope apply --record`: result.apply.json, after.gpuscope. The plans come from --plans
             (NAME.plan.json, made where the findings were scored, by the advisor as it is now), else from
             this run's findings phase.
 
 Usage (on the GPU machine, from the repository root, after `source scripts/gpu-env`):
-  python3 bench/eval/run_corpus.py --out DIR [--phase findings|apply|both] [--plans DIR] [--only A,B]
+  python3 bench/eval/run_corpus.py --out DIR [--phase findings|plain|apply|both] [--plans DIR] [--only A,B]
                                    [--skip A,B] [--budget SECONDS]
 """
 
@@ -153,7 +154,7 @@ def main():
     parser.add_argument("--skip", default="", help="comma-separated case names")
     parser.add_argument("--budget", type=float, default=540, help="stop starting cases after this many seconds")
     parser.add_argument("--carry", type=Path, default=ROOT / ".gpu-carry")
-    parser.add_argument("--phase", choices=("findings", "apply", "both"), default="both")
+    parser.add_argument("--phase", choices=("findings", "plain", "apply", "both"), default="both")
     parser.add_argument("--plans", type=Path, help="folder of NAME.plan.json for the apply phase")
     args = parser.parse_args()
     only = {c for c in args.only.split(",") if c}
@@ -180,6 +181,13 @@ def main():
         if args.phase in ("findings", "both"):
             result = findings_phase(name, truth, work, args.carry, env)
             (work / "result.findings.json").write_text(json.dumps(result, indent=1))
+            steps.update({k: v.get("ms_step") for k, v in result["runs"].items()})
+        if args.phase == "plain":
+            program = program_command(CORPUS / name, truth, "program", args.carry)
+            result = {"case": name, "truth": truth, "runs": {}}
+            if program:
+                result["runs"]["plain"], _ = run(program, work / "plain.log", env)
+            (work / "result.plain.json").write_text(json.dumps(result, indent=1))
             steps.update({k: v.get("ms_step") for k, v in result["runs"].items()})
         if args.phase in ("apply", "both"):
             result = apply_phase(name, truth, work, args.carry, env, args.plans)

@@ -121,14 +121,15 @@ def judge_apply(case, plan, advice, after):
     if apply.get("ms_step") and plain.get("ms_step") and apply["ms_step"] > plain["ms_step"] * 1.05:
         harm.append(f"slower: {plain['ms_step']:.3f} → {apply['ms_step']:.3f} ms/step")
     outcome = "rolled_back" if rolled else "applied" if applied else "none"
-    return {"applied": applied, "took_hold": held, "rolled_back": rolled, "harm": harm, "outcome": outcome,
+    ran = "apply" in runs or ("plain" in runs and not case.get("plan_fixes") and "plan_fixes" in case)
+    return {"ran": ran, "applied": applied, "took_hold": held, "rolled_back": rolled, "harm": harm, "outcome": outcome,
             "expected": case["truth"].get("apply", "none")}
 
 
 def load_case(case_dir):
     """A case's results: the findings phase's and the apply phase's merged (result.json: both, older runs)."""
     case = None
-    for part in ("result.json", "result.findings.json", "result.apply.json"):
+    for part in ("result.json", "result.findings.json", "result.plain.json", "result.apply.json"):
         data = load(case_dir / part)
         if data is None:
             continue
@@ -190,7 +191,7 @@ def summary(rows):
     peaks = [r["prediction"] for r in rows if r["prediction"].get("peak_error") is not None and r["apply"]["applied"]]
     steps = [r for r in rows if r.get("step_vs_clock") is not None]
     applied = sum(len(r["apply"]["applied"]) for r in rows)
-    applied_rows = [r for r in rows if "plain" in r["runs"]]  # the apply phase ran
+    applied_rows = [r for r in rows if r["apply"]["ran"]]
     held = sum(len(r["apply"]["took_hold"]) for r in rows)
     return {
         "cases": len(rows),
@@ -245,7 +246,7 @@ def markdown(rows, machines, sources):
     for r in rows:
         runs, p, a = r["runs"], r["prediction"], r["apply"]
         step = (f"{ms(r.get('advisor_step_ms'))} ({pct(r.get('step_vs_clock'))})" if r.get("ran") else "not run")
-        outcome = f"{a['outcome']} ({a['expected']})" if "plain" in runs else f"not run ({a['expected']})"
+        outcome = f"{a['outcome']} ({a['expected']})" if a["ran"] else f"not run ({a['expected']})"
         pred = (f"{ms(p['step_predicted_ms'])} → {ms(p['step_measured_ms'])} ({pct(p['step_error'])})"
                 if "step_error" in p else "–")
         peak = (f"{p['peak_predicted_mib']} → {p['peak_measured_mib']} MiB ({pct(p['peak_error'])})"
