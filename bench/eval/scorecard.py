@@ -146,7 +146,9 @@ def judge(folder, case_dir):
     case = load_case(case_dir)
     if case is None or "truth" not in case:
         return None
-    truth = case["truth"]
+    # The truth is the corpus's as it is now (a run keeps the copy it was made with).
+    current = load(Path(__file__).resolve().parents[1] / "corpus" / case["case"] / "truth.json")
+    truth = case["truth"] = current or case["truth"]
     advice = load(case_dir / "program.advice.json")
     clean = load(case_dir / "clean.advice.json")
     after = load(case_dir / "after.advice.json")
