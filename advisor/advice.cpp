@@ -86,7 +86,7 @@ struct StepForecast {
 // forecast beside it: the step takes the longer of the two.
 StepForecast forecast(const Context& c, const std::vector<const Finding*>& findings) {
   const double step = static_cast<double>(c.step.time_ns);
-  const double busy = std::min(step, static_cast<double>(c.perStep(c.timeline.busy_ns)));
+  const double busy = std::min(step, static_cast<double>(c.perTimedStep(c.timeline.busy_ns)));
   double busy_saved = 0, idle_saved = 0, extra = 0;
   // The gaps between a chain's kernels are launch-bound gaps: with CUDA graphs they are counted there.
   const bool graphs = hasFix(findings, "cuda_graphs");
@@ -96,7 +96,7 @@ StepForecast forecast(const Context& c, const std::vector<const Finding*>& findi
     busy_saved += static_cast<double>(f->gain.time_ns - f->gain.idle_ns);
     extra += static_cast<double>(f->gain.extra_time_ns);
   }
-  if (graphs) idle_saved += kGraphQueuedGapShare * static_cast<double>(c.perStep(c.timeline.idle.queued_ns));
+  if (graphs) idle_saved += kGraphQueuedGapShare * static_cast<double>(c.perTimedStep(c.timeline.idle.queued_ns));
   busy_saved = std::min(busy_saved, kMostOfThePool * busy);
   idle_saved = std::min(idle_saved, kMostOfThePool * (step - busy));
   const double busy_left = busy > 0 ? (busy - busy_saved) / busy : 1.0;

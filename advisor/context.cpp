@@ -64,29 +64,56 @@ std::string iterationsBasis(const Iterations& it, int64_t steady) {
   }
 }
 
+// The steady iterations that `take` accepts: each one's window, its period to the next when that one is taken
+// too, and the gap from its GPU end to the next one's start.
+struct StepWindows {
+  std::vector<Interval> windows, between;
+  std::vector<int64_t> periods;
+};
+
+template <typename Take>
+StepWindows stepWindows(const std::vector<analysis::Iteration>& list, size_t usable, Take take) {
+  StepWindows s;
+  for (size_t i = 0; i < usable; ++i) {
+    if (list[i].warmup || !take(i)) continue;
+    const int64_t end = std::max(list[i].end_ns, list[i].gpu_end_ns);
+    s.windows.push_back({list[i].start_ns, end});
+    if (i + 1 < usable && !list[i + 1].warmup && take(i + 1)) {
+      s.periods.push_back(list[i + 1].start_ns - list[i].start_ns);
+      if (list[i + 1].start_ns > end) s.between.push_back({end, list[i + 1].start_ns});
+    }
+  }
+  return s;
+}
+
 Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t device) {
   Step step;
-  std::vector<int64_t> periods;
   const auto& list = it.list;
   // Without NVTX ranges the last iteration has no end of its own: it runs on to the end of the program (and
   // its clean-up), so it is left out.
   const size_t usable =
       it.source == analysis::IterationSource::kNvtx || list.size() < 4 ? list.size() : list.size() - 1;
-  for (size_t i = 0; i < usable; ++i) {
-    if (list[i].warmup) continue;
-    const int64_t end = std::max(list[i].end_ns, list[i].gpu_end_ns);
-    step.windows.push_back({list[i].start_ns, end});
-    if (i + 1 < usable && !list[i + 1].warmup) {
-      periods.push_back(list[i + 1].start_ns - list[i].start_ns);
-      if (list[i + 1].start_ns > end) step.between.push_back({end, list[i + 1].start_ns});
-    }
-  }
-  if (step.windows.size() >= 2) {
+  StepWindows annotated = stepWindows(list, usable, [&](size_t i) { return !list[i].hook_free; });
+  // Timings from the steps the bridge's hooks did not slow; the first of them is left out, since the switch
+  // happened in it (and a compiled model may recompile there).
+  StepWindows timed =
+      stepWindows(list, usable, [&](size_t i) { return list[i].hook_free && i > 0 && list[i - 1].hook_free; });
+  const bool hook_free = timed.windows.size() >= 2;
+  if (!hook_free) timed = stepWindows(list, usable, [](size_t) { return true; });
+  if (annotated.windows.empty() || !hook_free) annotated = timed;
+  if (timed.windows.size() >= 2) {
     step.from_iterations = true;
-    step.count = static_cast<int64_t>(step.windows.size());
-    step.time_ns = analysis::summarize(periods).median;
-    step.basis = iterationsBasis(it, step.count);
-    step.windows = analysis::mergeIntervals(step.windows);
+    step.count = static_cast<int64_t>(annotated.windows.size());
+    step.timed_count = static_cast<int64_t>(timed.windows.size());
+    step.time_ns = analysis::summarize(timed.periods).median;
+    step.basis = iterationsBasis(it, step.timed_count);
+    if (hook_free) {
+      step.basis += ", after the PyTorch bridge removed its module hooks; module attribution from " +
+                    std::to_string(step.count) + " annotated steps before";
+    }
+    step.windows = analysis::mergeIntervals(annotated.windows);
+    step.timed_windows = analysis::mergeIntervals(timed.windows);
+    step.between = std::move(timed.between);
     return step;
   }
   step = Step{};
@@ -115,6 +142,12 @@ bool Context::inSteps(size_t kernel) const {
 double Context::shareOfStep(int64_t per_step_ns) const {
   if (step.time_ns <= 0) return 0.0;
   return std::min(1.0, static_cast<double>(per_step_ns) / static_cast<double>(step.time_ns));
+}
+
+bool Context::inTimedSteps(int64_t start_ns) const {
+  if (step.timed_windows.empty()) return true;
+  const Interval* w = analysis::lastStartingBy(step.timed_windows, start_ns);
+  return w && start_ns < w->end;
 }
 
 int64_t Context::idleBetweenStepsNs() const {
@@ -244,7 +277,7 @@ Context buildContext(const TraceData& trace) {
     }
     const std::vector<analysis::DeviceActivity> activity = analysis::deviceActivity(trace);
     c.activity = activity[static_cast<size_t>(c.device)];
-    c.timeline = analysis::analyzeTimeline(trace, c.step.windows, activity)[static_cast<size_t>(c.device)];
+    c.timeline = analysis::analyzeTimeline(trace, c.step.timed_windows, activity)[static_cast<size_t>(c.device)];
   }
   c.phases = analysis::phaseRanges(trace, c.session);
   c.memory = analysis::analyzeMemory(trace, c.iterations);

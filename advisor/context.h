@@ -29,11 +29,17 @@ std::string_view toString(Framework framework);  // "CUDA", "PyTorch", "JAX", "C
 struct Step {
   int64_t time_ns =
       0;  // per iteration: median start-to-start of the steady iterations; without iterations, the GPU window
-  int64_t count = 1;  // steady iterations (1 without iterations): totals over `windows` are divided by it
-  std::string basis;  // "median start-to-start time of 10 steady iterations (NVTX 'step')"
+  int64_t count = 1;        // steady iterations (1 without iterations): totals over `windows` are divided by it
+  int64_t timed_count = 1;  // likewise for `timed_windows`
+  std::string basis;        // "median start-to-start time of 10 steady iterations (NVTX 'step')"
   bool from_iterations = false;
-  std::vector<analysis::Interval> windows;  // each steady iteration from its start to its GPU end; empty: all
-  std::vector<analysis::Interval> between;  // from each steady iteration's GPU end to the next one's start
+  // Each steady iteration from its start to its GPU end (empty: all). Where the PyTorch bridge removed its
+  // module hooks part-way (record --torch-steps), `windows` are the annotated steps, which module ranges and
+  // phases are read from, and `timed_windows` the hook-free ones after, which the step's time, its idle time
+  // and its host work are measured on; otherwise the two are the same.
+  std::vector<analysis::Interval> windows;
+  std::vector<analysis::Interval> timed_windows;
+  std::vector<analysis::Interval> between;  // from each timed iteration's GPU end to the next one's start
 };
 
 // The GPU work of one phase (forward, backward, optimizer) over the steady steps.
@@ -71,7 +77,7 @@ struct Context {
   int32_t device = analysis::kNone;          // the device the step runs on (the busiest), kNone with no GPU work
   int32_t session = analysis::kNone;         // its process (index into trace.sessions)
   analysis::DeviceActivity activity;         // of `device`: what ran when
-  analysis::DeviceTimeline timeline;         // of `device`, within the step windows
+  analysis::DeviceTimeline timeline;         // of `device`, within the timed step windows
   std::vector<analysis::PhaseRange> phases;  // forward/backward/optimizer NVTX ranges of `session`
   analysis::MemoryAnalysis memory;
   analysis::MemoryCategories categories;
@@ -85,8 +91,11 @@ struct Context {
   // Whether a kernel of `device` starts inside the step windows.
   bool inSteps(size_t kernel) const;
   bool inSteps(int64_t start_ns) const;
+  bool inTimedSteps(int64_t start_ns) const;
   // A total over the step windows as a per-step figure.
   int64_t perStep(int64_t total_ns) const { return step.count > 0 ? total_ns / step.count : total_ns; }
+  // A total over the timed step windows (the timeline's figures) as a per-step figure.
+  int64_t perTimedStep(int64_t total) const { return step.timed_count > 0 ? total / step.timed_count : total; }
   double shareOfStep(int64_t per_step_ns) const;
   // GPU idle time from one steady step's GPU end to the next step's start, per gap (0 without steps).
   int64_t idleBetweenStepsNs() const;

@@ -24,12 +24,13 @@ int64_t ownWork(const std::vector<Interval>& waits, int64_t start, int64_t end) 
   return std::max<int64_t>(0, end - start - analysis::overlapLength(waits, start, end));
 }
 
-// Adds each steady step's host range, and the stretch between consecutive ones, less the waits.
-void measureSteps(const Context& c, const std::vector<Interval>& waits, HostWork& h) {
+// Adds each steady step's host range, and the stretch between consecutive ones, less the waits: of the timed
+// steps, or of the annotated ones.
+void measureSteps(const Context& c, const std::vector<Interval>& waits, bool timed, HostWork& h) {
   int64_t steps = 0, pairs = 0;
   const analysis::Iteration* previous = nullptr;
   for (const analysis::Iteration& it : c.iterations.list) {
-    if (it.warmup || !c.inSteps(it.start_ns)) {
+    if (it.warmup || !(timed ? c.inTimedSteps(it.start_ns) : c.inSteps(it.start_ns))) {
       previous = nullptr;
       continue;
     }
@@ -61,8 +62,14 @@ HostWork measureHostWork(const Context& c) {
   HostWork h;
   if (!c.step.from_iterations || c.session == analysis::kNone) return h;
   const std::vector<Interval> waits = analysis::hostWaitCalls(c.trace, c.session);
-  measureSteps(c, waits, h);
+  measureSteps(c, waits, true, h);
   if (!h.measured) return h;
+  // The phases' host work comes from the annotated steps, which the bridge's module hooks slowed: where the
+  // timed steps are hook-free, their hooks' cost (the annotated steps' host work less the timed ones') is
+  // taken off the forward and backward, where the hooks ran.
+  HostWork annotated;
+  measureSteps(c, waits, false, annotated);
+  const int64_t hooks = std::max<int64_t>(0, annotated.step_ns - h.step_ns);
   int64_t model = 0, optimizer = 0;
   for (const analysis::PhaseRange& r : c.phases) {
     if (!c.inSteps(r.start)) continue;
@@ -70,18 +77,21 @@ HostWork measureHostWork(const Context& c) {
     if (r.phase == analysis::Phase::kOptimizer) optimizer += work;
     if (r.phase == analysis::Phase::kForward || r.phase == analysis::Phase::kBackward) model += work;
   }
+  // The blocks' forward host time, inside the model's, is scaled by as much.
+  double unhooked = 1.0;
   if (model > 0) {
-    h.model_ns = c.perStep(model);
+    h.model_ns = std::max<int64_t>(0, c.perStep(model) - hooks);
+    unhooked = static_cast<double>(h.model_ns) / static_cast<double>(c.perStep(model));
     h.optimizer_ns = c.perStep(optimizer);
     h.model_launches =
         c.perStep(c.phaseWork(analysis::Phase::kForward).kernels + c.phaseWork(analysis::Phase::kBackward).kernels);
   } else {  // no phases: the whole step is the model's
     h.model_ns = h.step_ns;
-    h.model_launches = c.perStep(c.timeline.kernels);
+    h.model_launches = c.perTimedStep(c.timeline.kernels);
   }
   const std::vector<Interval> blocks = c.blockForwardRanges();
   for (const Interval& b : blocks) h.blocks_forward_ns += ownWork(waits, b.start, b.end);
-  h.blocks_forward_ns = c.perStep(h.blocks_forward_ns);
+  h.blocks_forward_ns = std::llround(unhooked * static_cast<double>(c.perStep(h.blocks_forward_ns)));
   h.blocks_forward_launches = c.perStep(static_cast<int64_t>(c.kernelsLaunchedIn(blocks).size()));
   const std::vector<size_t> forward = c.kernelsLaunchedIn(forwardRanges(c));
   h.forward_fp32_gemms =

@@ -38,12 +38,12 @@ void memorySeries(const Context& c, PlotData& plot) {
 void stepTime(const Context& c, PlotData& plot) {
   const auto& tl = c.timeline;
   const auto& idle = tl.idle;
-  plot.step_time = {{"kernels", c.perStep(tl.busy_ns - (tl.copy_ns - tl.copy_overlap_ns))},
-                    {"copies alone", c.perStep(tl.copy_ns - tl.copy_overlap_ns)},
-                    {"idle: launching", c.perStep(idle.launch_bound_ns)},
-                    {"idle: after a sync", c.perStep(idle.after_sync_ns)},
-                    {"idle: host copying", c.perStep(idle.copy_wait_ns)},
-                    {"idle: queued", c.perStep(idle.queued_ns)}};
+  plot.step_time = {{"kernels", c.perTimedStep(tl.busy_ns - (tl.copy_ns - tl.copy_overlap_ns))},
+                    {"copies alone", c.perTimedStep(tl.copy_ns - tl.copy_overlap_ns)},
+                    {"idle: launching", c.perTimedStep(idle.launch_bound_ns)},
+                    {"idle: after a sync", c.perTimedStep(idle.after_sync_ns)},
+                    {"idle: host copying", c.perTimedStep(idle.copy_wait_ns)},
+                    {"idle: queued", c.perTimedStep(idle.queued_ns)}};
   if (!c.step.between.empty()) {
     plot.step_time.push_back(
         {"between steps", analysis::totalLength(c.step.between) / static_cast<int64_t>(c.step.between.size())});

@@ -44,9 +44,8 @@ TraceRef stepRef(const Context& context) {
 
 std::string perStepWords(const Context& context) { return context.step.from_iterations ? "per step" : "in the run"; }
 
-std::string perStepCount(const Context& context, int64_t total) {
-  const int64_t n = context.step.count;
-  if (n <= 1 || total % n == 0 || total / n >= 10) return analysis::formatCount(context.perStep(total));
+std::string perStepCount(int64_t total, int64_t n) {
+  if (n <= 1 || total % n == 0 || total / n >= 10) return analysis::formatCount(total / std::max<int64_t>(1, n));
   const std::string text = analysis::formatFixed(static_cast<double>(total) / static_cast<double>(n), 1);
   return text.ends_with(".0") ? text.substr(0, text.size() - 2) : text;
 }

@@ -52,8 +52,11 @@ Gain timeGain(const Context& context, int64_t per_step_ns, std::string basis);
 TraceRef stepRef(const Context& context);  // the first steady step (or the GPU window)
 // "per step" or "in the run", for sentences about per-step figures.
 std::string perStepWords(const Context& context);
-// A count over the steady windows per step: "623", or "0.5" when it is not a whole number below 10.
-std::string perStepCount(const Context& context, int64_t total);
+// A count over n steady windows per step: "623", or "0.5" when it is not a whole number below 10.
+std::string perStepCount(int64_t total, int64_t n);
+inline std::string perStepCount(const Context& context, int64_t total) {
+  return perStepCount(total, context.step.count);
+}
 // The snippet in the program's own terms: PyTorch, JAX, CuPy, or plain CUDA.
 void setSnippet(Fix& fix, const Context& context, const Snippets& snippets);
 

@@ -145,7 +145,7 @@ void betweenGraphs(const Context& c, Finding& f, double graphed) {
       "outside them) than the GPU takes to run them.";
   // The launch calls measured are graph launches, which take far longer than kernel launches: the
   // short-kernel count would mislead here.
-  f.evidence[1] = {formatShare(graphed) + " of the step's " + perStepCount(c, c.timeline.kernels) +
+  f.evidence[1] = {formatShare(graphed) + " of the step's " + perStepCount(c.timeline.kernels, c.step.timed_count) +
                        " kernels were launched from graphs",
                    {}};
   f.why =
@@ -167,7 +167,7 @@ plan::Fix cudaGraphsFix(const Finding& f) {
 
 std::optional<Finding> launchBound(const Context& c) {
   const auto& tl = c.timeline;
-  const int64_t idle = c.perStep(tl.idle.launch_bound_ns);
+  const int64_t idle = c.perTimedStep(tl.idle.launch_bound_ns);
   if (c.shareOfStep(idle) < 0.10) return std::nullopt;
   Finding f = startFinding(c, kRules[0]);
   f.title = "The GPU waits for kernel launches: " + formatDuration(idle) + " idle " + perStepWords(c);
@@ -175,8 +175,8 @@ std::optional<Finding> launchBound(const Context& c) {
   f.evidence.push_back({"GPU idle waiting for launches: " + formatDuration(idle) + " " + perStepWords(c) + " (" +
                             formatShare(c.shareOfStep(idle)) + " of the step)",
                         {stepRef(c)}});
-  f.evidence.push_back({perStepCount(c, tl.kernels) + " kernels " + perStepWords(c) + ", " +
-                            perStepCount(c, tl.short_kernels) + " of them shorter than the " +
+  f.evidence.push_back({perStepCount(tl.kernels, c.step.timed_count) + " kernels " + perStepWords(c) + ", " +
+                            perStepCount(tl.short_kernels, c.step.timed_count) + " of them shorter than the " +
                             formatDuration(tl.launch_call_ns) + " a launch call takes on the host",
                         {}});
   f.evidence.push_back({"median time from launch call to kernel start on an idle GPU: " +
@@ -249,7 +249,7 @@ int64_t syncsInSteps(const Context& c) {
 }
 
 std::optional<Finding> hostSync(const Context& c) {
-  const int64_t idle = c.perStep(c.timeline.idle.after_sync_ns);
+  const int64_t idle = c.perTimedStep(c.timeline.idle.after_sync_ns);
   if (c.shareOfStep(idle) < 0.03) return std::nullopt;
   Finding f = startFinding(c, kRules[1]);
   f.title = "The host synchronises mid-step: " + formatDuration(idle) + " GPU idle " + perStepWords(c);
@@ -344,9 +344,9 @@ std::optional<Finding> pageableCopies(const Context& c) {
 
 std::optional<Finding> serialCopies(const Context& c) {
   const auto& tl = c.timeline;
-  const int64_t copy = c.perStep(tl.copy_ns), exposed = c.perStep(tl.copy_ns - tl.copy_overlap_ns);
-  const int64_t pageable = c.perStep(pageableInSteps(c).time_ns);    // pageable_copies' business: they cannot overlap
-  const int64_t kernels_alone = c.perStep(tl.busy_ns - tl.copy_ns);  // kernel time with no copy running
+  const int64_t copy = c.perTimedStep(tl.copy_ns), exposed = c.perTimedStep(tl.copy_ns - tl.copy_overlap_ns);
+  const int64_t pageable = c.perStep(pageableInSteps(c).time_ns);  // pageable_copies' business: they cannot overlap
+  const int64_t kernels_alone = c.perTimedStep(tl.busy_ns - tl.copy_ns);  // kernel time with no copy running
   if (c.shareOfStep(copy - pageable) < 0.10 || tl.copy_overlap_ns * 4 >= tl.copy_ns) return std::nullopt;
   const int64_t hidden = std::min(exposed - pageable, kernels_alone);
   if (c.shareOfStep(hidden) < 0.03) return std::nullopt;

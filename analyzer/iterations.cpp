@@ -245,17 +245,36 @@ Iterations fromHostSyncs(const TraceData& t, const std::vector<int64_t>& launch)
   return fromBoundaries(t, launch, kernels, boundaries, IterationSource::kHostSync, "synchronize");
 }
 
+// Where the PyTorch bridge removed its module hooks, the iterations after are hook-free.
+void markHookFree(const TraceData& t, Iterations& it) {
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    if (t.nvtx.kind[r] == schema::NvtxKind::kMark && t.nvtx.session[r] == it.session &&
+        t.text(t.nvtx.name[r]) == kHooksRemovedMark) {
+      it.hooks_removed_ns = t.nvtx.start_ns[r];
+      break;
+    }
+  }
+  if (it.hooks_removed_ns < 0) return;
+  for (Iteration& i : it.list) i.hook_free = i.start_ns >= it.hooks_removed_ns;
+}
+
+// Warm-up is judged among the iterations recorded alike: where the bridge removed its hooks, the annotated
+// ones (which hold the warm-up) against their own median, since the hooks slow every one of them. The steady
+// duration is the hook-free iterations' where there are at least two: the program's own speed.
 void markWarmup(Iterations& it) {
+  const size_t annotated = static_cast<size_t>(
+      std::find_if(it.list.begin(), it.list.end(), [](const Iteration& i) { return i.hook_free; }) - it.list.begin());
   std::vector<int64_t> durations;
-  for (const Iteration& i : it.list) durations.push_back(i.durationNs());
+  for (size_t i = 0; i < annotated; ++i) durations.push_back(it.list[i].durationNs());
   const int64_t median = summarize(durations).median;
-  for (size_t i = 0; i < it.list.size() / 2; ++i) {
+  for (size_t i = 0; i < annotated / 2; ++i) {
     if (static_cast<double>(it.list[i].durationNs()) <= kWarmupFactor * static_cast<double>(median)) break;
     it.list[i].warmup = true;
   }
+  const bool timed_hook_free = it.list.size() - annotated >= 2;
   std::vector<int64_t> steady;
   for (const Iteration& i : it.list) {
-    if (!i.warmup) steady.push_back(i.durationNs());
+    if (!i.warmup && (i.hook_free || !timed_hook_free)) steady.push_back(i.durationNs());
   }
   it.steady_duration = summarize(steady);
 }
@@ -283,7 +302,10 @@ Iterations findIterations(const TraceData& trace) {
     it = fromKernelPattern(trace, launch);
     if (it.source == IterationSource::kNotFound) it = fromHostSyncs(trace, launch);
   }
-  if (it.source != IterationSource::kNotFound) markWarmup(it);
+  if (it.source != IterationSource::kNotFound) {
+    markHookFree(trace, it);
+    markWarmup(it);
+  }
   return it;
 }
 

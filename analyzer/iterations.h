@@ -18,6 +18,7 @@ struct Iteration {
   int64_t kernels = 0;
   int64_t kernel_time_ns = 0;  // execution time of its kernels, added up
   bool warmup = false;         // one of the first iterations, markedly slower than the rest
+  bool hook_free = false;      // began after the PyTorch bridge removed its module hooks (kHooksRemovedMark)
   // Host time or GPU time, whichever is longer: a GPU-bound step's kernels run on after its host range.
   int64_t durationNs() const { return std::max(end_ns, gpu_end_ns) - start_ns; }
 };
@@ -30,6 +31,7 @@ struct Iterations {
   int32_t session = 0;
   std::vector<Iteration> list;
   DurationStats steady_duration;  // durations of the iterations that are not warm-up, ns
+  int64_t hooks_removed_ns = -1;  // when the bridge removed its module hooks in `session`; -1: it never did
   int64_t warmupCount() const;
   // The steady (not warm-up) iteration whose GPU span holds this time, or kNone.
   int32_t steadyIterationAt(int64_t gpu_ns) const;

@@ -19,6 +19,9 @@ Phase phaseOfName(std::string name);  // kForward, kBackward, kOptimizer or kNoP
 bool isModuleRange(std::string_view name);
 // Any range the bridge adds: module ranges and "optimizer.step (<optimizer class>)".
 bool isBridgeRange(std::string_view name);
+// The NVTX mark the bridge puts where it removed its module hooks (gpuscope record --torch-steps): steps
+// before it carry module ranges, steps after it run at the program's own speed.
+inline constexpr std::string_view kHooksRemovedMark = "gpuscope: module hooks removed";
 // Ranges a library adds on its own, whatever the program does: XLA's runtime ("Thunk:#hlo_op=…#",
 // "XlaModule:#hlo_module=…#", "XlaEmitGpuAsm:#…#"), one per thunk or executable dispatched. They time the
 // host's dispatch, not the program's step, so they are no iteration marker.

@@ -25,6 +25,9 @@ constexpr OptionSpec kOptions[] = {
     {"torch", 0, "",
      "PyTorch programs: NVTX ranges for every module's forward and backward and the optimizer step, and the "
      "caching allocator's events, with no change to the script"},
+    {"torch-steps", 0, "N",
+     "with --torch: annotate the first N steps with module ranges (default 5), then remove the hooks so the "
+     "later steps run at the program's own speed and give the timings; 'all' keeps them for every step"},
     {"force", 'f', "", "overwrite the output file if it exists"},
     {"quiet", 'q', "", "no summary after the program ends"},
 };
@@ -86,6 +89,16 @@ int runRecord(const ParsedArgs& args) {
   options.duration_s = *duration;
   options.capture_range = args.get("capture-range").value_or("");
   options.torch = args.has("torch");
+  if (const auto steps = args.get("torch-steps")) {
+    if (!options.torch) return reportError("record", Status(ErrorKind::kUsage, "--torch-steps goes with --torch"));
+    if (*steps != "all" && (steps->empty() || steps->size() > 9 ||
+                            steps->find_first_not_of("0123456789") != std::string::npos || std::stol(*steps) < 1)) {
+      return reportError("record",
+                         Status(ErrorKind::kUsage,
+                                "--torch-steps needs a whole number of steps above 0 or 'all', not '" + *steps + "'"));
+    }
+    options.torch_steps = *steps;
+  }
   return recordAndReport(options, args.has("quiet"));
 }
 
@@ -121,7 +134,9 @@ const Command& recordCommand() {
       "--capture-range narrow what the trace keeps (the collector records throughout, so they do not lower\n"
       "its overhead). --torch adds, for PyTorch programs, each module's forward and backward and each\n"
       "optimizer step as NVTX ranges (\"GPT2LMHeadModel.transformer.h.0.attn (forward)\") and the caching\n"
-      "allocator's tensor-level events with the roles of parameters, gradients and optimizer state.\n"
+      "allocator's tensor-level events with the roles of parameters, gradients and optimizer state. Only the\n"
+      "first --torch-steps steps (default 5) get module ranges; the hooks are then removed, and the advisor\n"
+      "takes its timings from the steps after, which run at the program's own speed.\n"
       "GPUSCOPE_DISABLE=1 in the environment turns the collector off.",
       kOptions,
       runRecord};

@@ -92,8 +92,10 @@ Result<std::string> bridgeFolder(const std::string& asked) {
   setenv("NVTX_INJECTION64_PATH", collector.c_str(), 1);
   setenv("GPUSCOPE_OUTPUT_DIR", parts.c_str(), 1);
   setenv("GPUSCOPE_TRACE", options.trace.c_str(), 1);
-  if (options.torch)
+  if (options.torch) {
     addPythonBridge(options.python_dir, options.plan.empty() ? "record" : "record,apply", options.plan);
+    if (!options.torch_steps.empty()) setenv("GPUSCOPE_TORCH_STEPS", options.torch_steps.c_str(), 1);
+  }
   execCommand(options.command);
   const int err = errno;
   std::fprintf(stderr, "gpuscope record: cannot run '%s': %s\n", options.command.front().c_str(), std::strerror(err));

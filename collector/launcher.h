@@ -24,6 +24,9 @@ struct RecordOptions {
   // PyTorch programs: put gpuscope's Python bridge on the program's path, which annotates modules and the
   // optimizer step with NVTX and records the caching allocator's events (advisor/runtime/python/).
   bool torch = false;
+  // How many steps the bridge annotates with module ranges before it removes its hooks, so that the steps
+  // after run at the program's own speed ("all": every step); empty: the bridge's default.
+  std::string torch_steps;
   std::string python_dir;  // the bridge's folder; empty: found next to the running gpuscope
   // `gpuscope apply --record`: the plan.json the program runs with (GPUSCOPE_PLAN, read by the bundled
   // runtime and by the PyTorch bridge, which this puts on the path as with torch).

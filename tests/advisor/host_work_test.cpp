@@ -5,11 +5,15 @@
 #include <optional>
 
 #include "advisor/advice.h"
+#include "analyzer/phases.h"
 #include "analyzer/trace_data.h"
 #include "tests/support/sample_trace.h"
+#include "tests/support/trace_builder.h"
 
 namespace gpuscope::advisor {
 namespace {
+
+using testing::TempDir;
 
 struct Traced {
   analysis::TraceData trace;
@@ -107,6 +111,51 @@ TEST(HostWork, NeedsStepsAndLeavesJaxAlone) {
   for (const auto* t : {none.get(), jax.get()}) {
     for (const Finding& f : advise(*t->context).findings) EXPECT_FALSE(f.gain.host_side) << f.title;
   }
+}
+
+// record --torch with --torch-steps: five annotated steps (module ranges, slowed by the bridge's hooks to a
+// 300 µs period), the mark where the hooks went, then seven hook-free steps (200 µs) with the root's forward
+// range and the optimizer step's only. Timings come from the hook-free steps but the first (the switch happened
+// in it); the phases' host work from the annotated ones, less what the hooks cost.
+TEST(HostWork, HookFreeStepsGiveTheTimingsAndAnnotatedOnesThePhases) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int step = 0; step < 12; ++step) {
+    const bool annotated = step < 5;
+    if (step == 5) b.mark(std::string(analysis::kHooksRemovedMark), t - 100);
+    b.nvtx("Net (forward)", t, t + (annotated ? 120'000 : 80'000));
+    if (annotated) b.nvtx("Net.fc (forward)", t + 1'000, t + 110'000);
+    for (int k = 0; k < 3; ++k) b.kernel("fwd", t + 10'000 + k * 30'000, t + 15'000 + k * 30'000);
+    const int64_t backward = annotated ? 130'000 : 90'000;
+    if (annotated) b.nvtx("Net (backward)", t + backward, t + backward + 100'000, 2);
+    for (int k = 0; k < 3; ++k) b.kernel("bwd", t + backward + 10'000 + k * 20'000, t + backward + 15'000 + k * 20'000);
+    const int64_t optimizer = annotated ? 240'000 : 160'000;
+    b.nvtx("optimizer.step (SGD)", t + optimizer, t + optimizer + 30'000);
+    b.kernel("sgd", t + optimizer + 10'000, t + optimizer + 15'000);
+    t += annotated ? 300'000 : 200'000;
+  }
+  ASSERT_TRUE(b.finish());
+  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("t.gpuscope"));
+  ASSERT_TRUE(trace);
+  const Context c = buildContext(*trace);
+  ASSERT_EQ(c.iterations.list.size(), 12u);
+  EXPECT_FALSE(c.iterations.list[4].hook_free);
+  EXPECT_TRUE(c.iterations.list[5].hook_free);
+  EXPECT_EQ(c.iterations.steady_duration.median, 200'000);  // the program's own speed, for stats and diff
+  EXPECT_EQ(c.step.time_ns, 200'000);
+  EXPECT_EQ(c.step.count, 5);        // module attribution: the annotated steps
+  EXPECT_EQ(c.step.timed_count, 6);  // timings: steps 6 to 11
+  EXPECT_EQ(c.timeline.kernels, 6 * 7);
+  EXPECT_NE(c.step.basis.find("removed its module hooks"), std::string::npos) << c.step.basis;
+  ASSERT_TRUE(c.host.measured);
+  // Five 200 µs steps, and the last, which ends with its optimizer step 190 µs after its start.
+  EXPECT_EQ(c.host.step_ns, (5 * 200'000 + 190'000) / 6);
+  // Annotated: 120 µs of forward and 100 µs of backward in a 300 µs step; the hooks cost what the hook-free
+  // steps do not take.
+  EXPECT_EQ(c.host.model_ns, 220'000 - (300'000 - c.host.step_ns));
+  EXPECT_EQ(c.host.optimizer_ns, 30'000);
+  EXPECT_EQ(c.host.model_launches, 6);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 PROGRAMS = HERE / "programs"
@@ -35,6 +36,17 @@ def run_program(name, *args, plan=None, prefix=()):
     command = [*prefix, sys.executable, str(PROGRAMS / name), *map(str, args)]
     return subprocess.run(command, env=environment(plan), capture_output=True, text=True, timeout=300,
                           cwd=PROGRAMS)
+
+
+def run_for_json(name, *args):
+    """Runs programs/NAME with a file path first among its arguments, for the JSON it writes there; returns
+    (that JSON, the CompletedProcess), raising with the program's stderr when it fails."""
+    with tempfile.TemporaryDirectory() as tmp:
+        result = run_program(name, f"{tmp}/out.json", *args)
+        if result.returncode != 0:
+            raise AssertionError(result.stderr)
+        with open(f"{tmp}/out.json") as f:
+            return json.load(f), result
 
 
 def run_ok(test, name, *args, plan=None):

@@ -17,12 +17,7 @@ BACKWARD = [name for name in FORWARD if name != "Net.fragile"]  # its forward ra
 
 def record(*args):
     """Runs annotated_training.py; returns (events, the CompletedProcess)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        result = support.run_program("annotated_training.py", f"{tmp}/events.json", *args)
-        if result.returncode != 0:
-            raise AssertionError(result.stderr)
-        with open(f"{tmp}/events.json") as f:
-            return json.load(f), result
+    return support.run_for_json("annotated_training.py", *args)
 
 
 def phase_index(events, phase, step):

@@ -101,6 +101,16 @@ TraceBuilder& TraceBuilder::nvtx(const std::string& name, int64_t start_ns, int6
   return row(n);
 }
 
+TraceBuilder& TraceBuilder::mark(const std::string& name, int64_t time_ns, int64_t thread) {
+  NvtxRow n;
+  n.session_id = kSession;
+  n.kind = NvtxKind::kMark;
+  n.name = writer_.intern(name);
+  n.thread_id = thread;
+  n.start_ns = n.end_ns = time_ns;
+  return row(n);
+}
+
 TraceBuilder& TraceBuilder::memory(MemoryOp op, int64_t address, int64_t bytes, int64_t time_ns) {
   MemoryEventRow m;
   m.session_id = kSession;

@@ -22,6 +22,7 @@ class TraceBuilder {
   TraceBuilder& memset(int64_t bytes, int64_t start_ns, int64_t end_ns, int64_t stream = 7);
   TraceBuilder& api(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t correlation_id = 0);
   TraceBuilder& nvtx(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t thread = 1);
+  TraceBuilder& mark(const std::string& name, int64_t time_ns, int64_t thread = 1);
   TraceBuilder& memory(schema::MemoryOp op, int64_t address, int64_t bytes, int64_t time_ns);
   // Any row, for what the helpers above do not cover (unknown devices, odd values).
   template <typename Row>

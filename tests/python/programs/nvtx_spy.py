@@ -10,7 +10,7 @@ import itertools
 
 import torch
 
-events = []  # ["push", name] ["pop"] ["start", name, id] ["end", id], and the program's ["mark", ...]
+events = []  # ["push", name] ["pop"] ["start", name, id] ["end", id] ["nvtx mark", name], the program's ["mark", ...]
 
 
 class InjectedFailure(RuntimeError):
@@ -44,7 +44,14 @@ def install(fail_on=None):
         events.append(["end", rid])
         return real["range_end"](real_ids.pop(rid))
 
+    real_mark = nvtx.mark
+
+    def nvtx_mark(msg):
+        events.append(["nvtx mark", msg])
+        return real_mark(msg)
+
     nvtx.range_push, nvtx.range_pop, nvtx.range_start, nvtx.range_end = range_push, range_pop, range_start, range_end
+    nvtx.mark = nvtx_mark
 
 
 def mark(*what):

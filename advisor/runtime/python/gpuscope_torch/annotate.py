@@ -12,9 +12,17 @@ it): the backward hooks go on the autograd nodes that produce the tensors (Node.
 third of Tensor.register_hook's cost, and it fires at the same step of the backward pass, with the
 tensor's gradient among the node's), on the tensor only where there is no node (a leaf); one object per
 module call holds its backward range's state; range names are made once per module.
+
+Cheap is still not free: a host-bound model runs markedly slower under the hooks, and the advisor would
+read that cost as the program's own. So only the first GPUSCOPE_TORCH_STEPS steps (default 5: optimizer
+steps, or calls of a root module where no optimizer steps) are annotated in full; then the module hooks
+are removed and only the root modules' forward ranges and the optimizer step's stay, which open the steps.
+An NVTX mark, HOOKS_REMOVED_MARK, says when: the analyzer takes module attribution from the steps before
+it and timings from the steps after it.
 """
 
 import collections
+import os
 import threading
 import weakref
 
@@ -28,21 +36,48 @@ _open_backward = {}  # range id -> True, for ranges still open
 _param_waiters = {}  # id(parameter) -> (weak reference to it, deque of _BackwardRange waiting for its gradient)
 _lock = threading.Lock()
 _failed = False
+HOOKS_REMOVED_MARK = "gpuscope: module hooks removed"
+_DEFAULT_STEPS = 5
+_steps_to_annotate = None  # None: every step ("all"); else how many before the hooks go
+_optimizer_steps = 0
+_root_calls = weakref.WeakKeyDictionary()  # root module -> its forward calls while annotating
+_handles = []  # the global hooks' and parameters' handles, removed with the hooks
+_roots_hooked = weakref.WeakSet()  # root modules with forward hooks of their own, after the switch
+_hook_free = False
 root_forward_observers = []  # called with each root module when its forward begins (memory.py)
 _compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
 
 
-def install():
+def install(steps=None):
+    """steps: how many steps to annotate in full ("all" or a whole number; default GPUSCOPE_TORCH_STEPS)."""
     from torch.nn.modules import module as nn_module
     from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
-    nn_module.register_module_forward_pre_hook(_forward_pre)
+    global _steps_to_annotate
+    _steps_to_annotate = _parse_steps(os.environ.get("GPUSCOPE_TORCH_STEPS", "") if steps is None else steps)
+    _handles.append(nn_module.register_module_forward_pre_hook(_forward_pre))
     try:  # always_call: the range is closed even when forward raises
-        nn_module.register_module_forward_hook(_forward_post, always_call=True)
+        _handles.append(nn_module.register_module_forward_hook(_forward_post, always_call=True))
     except TypeError:  # PyTorch before 2.1
-        nn_module.register_module_forward_hook(_forward_post)
+        _handles.append(nn_module.register_module_forward_hook(_forward_post))
     register_optimizer_step_pre_hook(_step_pre)
     register_optimizer_step_post_hook(_step_post)
+
+
+def _parse_steps(text):
+    text = str(text).strip()
+    if text == "all":
+        return None
+    if not text:
+        return _DEFAULT_STEPS
+    try:
+        steps = int(text)
+        if steps >= 1:
+            return steps
+    except ValueError:
+        pass
+    warn(f"GPUSCOPE_TORCH_STEPS={text!r} is not a whole number of steps above 0 or 'all': using {_DEFAULT_STEPS}")
+    return _DEFAULT_STEPS
 
 
 def qualified_name(module):
@@ -115,6 +150,10 @@ def _forward_pre(module, args):
     stack = _stack()
     if not stack:
         _close_open_backward()
+        if _annotated_enough(module):
+            _remove_module_hooks()
+            _root_pre(module, args)  # this call's range too: its own post-hook, just added, closes it
+            return
         for observe in root_forward_observers:
             observe(module)
     stack.append((module, names, _tensors(args, []) if torch.is_grad_enabled() else []))
@@ -234,7 +273,7 @@ class _BackwardRange:
 
 def _waiters(param):
     """The ranges waiting for the parameter's gradient to be accumulated. The parameter gets one hook, for
-    good, on first need: registering a hook is what costs, and a root module waits for all its parameters
+    good (until the module hooks are removed), on first need: registering a hook is what costs, and a root module waits for all its parameters
     at every forward. Keyed by id (a tensor's == compares elements), checked against a weak reference."""
     entry = _param_waiters.get(id(param))
     if entry is None or entry[0]() is not param:
@@ -246,7 +285,7 @@ def _waiters(param):
                 del _param_waiters[key]
 
         entry = _param_waiters[key] = (weakref.ref(param, forget), waiters)
-        param.register_post_accumulate_grad_hook(_guarded(lambda _param: _accumulated(waiters)))
+        _handles.append(param.register_post_accumulate_grad_hook(_guarded(lambda _param: _accumulated(waiters))))
     return entry[1]
 
 
@@ -280,6 +319,69 @@ def _step_pre(optimizer, args, kwargs):
 
 @_guarded
 def _step_post(optimizer, args, kwargs):
+    global _optimizer_steps
+    _optimizer_steps += 1
     if getattr(_step_ranges, "depth", 0) > 0:
         _step_ranges.depth -= 1
         torch.cuda.nvtx.range_pop()
+
+
+def hook_free():
+    """Whether the module hooks are gone (memory.py then notes less per step too)."""
+    return _hook_free
+
+
+def _annotated_enough(root):
+    """At a root module's forward: whether the steps annotated so far are enough. Counted in optimizer steps;
+    where none has run yet, in calls of this root (inference)."""
+    calls = _root_calls[root] = _root_calls.get(root, 0) + 1
+    if _steps_to_annotate is None:
+        return False
+    if _optimizer_steps:
+        return _optimizer_steps >= _steps_to_annotate
+    return calls > _steps_to_annotate
+
+
+def _remove_module_hooks():
+    """Leaves only the root modules' forward ranges: a pre- and a post-hook on each root seen so far (a root
+    first called later gets none). Safe inside a module's hooks: PyTorch iterates over a copy of them."""
+    global _hook_free
+    _hook_free = True
+    for handle in _handles:
+        handle.remove()
+    _handles.clear()
+    _param_waiters.clear()
+    _close_open_backward()
+    for root in list(_root_calls):
+        _hook_root(root)
+    torch.cuda.nvtx.mark(HOOKS_REMOVED_MARK)
+
+
+def _hook_root(root):
+    if root in _roots_hooked:
+        return
+    _roots_hooked.add(root)
+    root.register_forward_pre_hook(_root_pre)
+    try:
+        root.register_forward_hook(_root_post, always_call=True)
+    except TypeError:  # PyTorch before 2.1
+        root.register_forward_hook(_root_post)
+
+
+@_guarded
+def _root_pre(module, args):
+    stack = _stack()
+    if not stack:  # a root module called inside another's forward is not a step's root there
+        for observe in root_forward_observers:
+            observe(module)
+        torch.cuda.nvtx.range_push(_range_names(module)[1])
+    stack.append(module)
+
+
+@_guarded
+def _root_post(module, args, output):
+    stack = _stack()
+    if stack and stack[-1] is module:
+        stack.pop()
+        if not stack:
+            torch.cuda.nvtx.range_pop()

@@ -93,6 +93,8 @@ def _on_step_pre(optimizer, args, kwargs):
 
 
 def _on_step_post(optimizer, args, kwargs):
+    if _last_state and annotate.hook_free():  # state seen already: it seldom moves, and the check costs per step
+        return
     for p in _params(optimizer):
         for key, value in optimizer.state.get(p, {}).items():
             if not isinstance(value, torch.Tensor) or not value.is_cuda:

@@ -1,0 +1,63 @@
+"""Trains models.Net, then runs it for inference, with the bridge's module annotation installed for a few
+steps only (annotate.install(steps=STEPS)), and the NVTX spy recording; writes as JSON to OUT the spy's
+events and, after each phase, how many global module hooks PyTorch holds. Prints each step's loss and the
+inference outputs' sums, so that a run with the bridge can be compared with one without.
+
+Marks in the events: ["mark", "step", N] before each training step's forward, ["mark", "infer", N] before
+each inference call.
+
+Usage: hook_free_steps.py OUT STEPS [--no-bridge] [--inference-only]
+"""
+
+import argparse
+import json
+
+import torch
+from torch.nn.modules import module as nn_module
+
+import models
+import nvtx_spy
+
+
+def global_hooks():
+    return len(nn_module._global_forward_pre_hooks) + len(nn_module._global_forward_hooks)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("steps")
+    parser.add_argument("--no-bridge", action="store_true")
+    parser.add_argument("--inference-only", action="store_true")
+    args = parser.parse_args()
+
+    torch.manual_seed(0)
+    model = models.label(models.Net())
+    x, target = torch.randn(4, 8), torch.randn(4, 4)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    nvtx_spy.install()
+    if not args.no_bridge:
+        from gpuscope_torch import annotate
+
+        annotate.install(steps=args.steps)
+    hooks = {"start": global_hooks()}
+    if not args.inference_only:
+        for step in range(8):
+            nvtx_spy.mark("step", step)
+            loss = torch.nn.functional.mse_loss(model(x), target)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            print(f"step {step} loss {loss.item():.9f}")
+        hooks["after training"] = global_hooks()
+    with torch.no_grad():
+        for call in range(6):
+            nvtx_spy.mark("infer", call)
+            print(f"inference {call} sum {model(x).sum().item():.9f}")
+    hooks["after inference"] = global_hooks()
+    with open(args.out, "w") as f:
+        json.dump({"events": nvtx_spy.events, "hooks": hooks}, f)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""The bridge annotates the first GPUSCOPE_TORCH_STEPS steps, then removes its module hooks so the rest run
+at the program's own speed, keeping only the root module's forward range and the optimizer step's, and an
+NVTX mark where it switched (programs/hook_free_steps.py, real torch on the CPU)."""
+
+import unittest
+
+import support
+
+MARK = "gpuscope: module hooks removed"
+
+
+def run(*args):
+    """Runs hook_free_steps.py; returns (its JSON output, the CompletedProcess)."""
+    return support.run_for_json("hook_free_steps.py", *args)
+
+
+def split(events, kind):
+    """{N: the events from ["mark", kind, N] to the next mark of a step or call}."""
+    out, current = {}, None
+    for event in events:
+        if event[0] == "mark" and event[1] in ("step", "infer"):
+            current = (event[1], event[2])
+            if event[1] == kind:
+                out[event[2]] = []
+            continue
+        if current and current[0] == kind:
+            out[current[1]].append(event)
+    return out
+
+
+def nvtx_calls(events):
+    return [e for e in events if e[0] != "mark"]
+
+
+class TrainingThenInference(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.out, cls.result = run("3")
+        _, cls.plain = run("3", "--no-bridge")
+        cls.steps = split(cls.out["events"], "step")
+        cls.calls = split(cls.out["events"], "infer")
+
+    def test_first_steps_carry_module_ranges(self):
+        for step in range(3):
+            pushed = {e[1] for e in self.steps[step] if e[0] == "push"}
+            self.assertIn("Net.blocks.1.fc2 (forward)", pushed)
+            self.assertTrue(any(e[0] == "start" and e[1] == "Net.blocks.1 (backward)" for e in self.steps[step]))
+
+    def test_hooks_go_at_the_root_forward_after_the_last_annotated_step(self):
+        marks = [(n, e) for n, events in self.steps.items() for e in events if e == ["nvtx mark", MARK]]
+        self.assertEqual(len(marks), 1)
+        self.assertEqual(marks[0][0], 3)
+        self.assertEqual(nvtx_calls(self.steps[3])[:2], [["nvtx mark", MARK], ["push", "Net (forward)"]])
+
+    def test_later_steps_keep_only_the_root_forward_and_the_optimizer_step(self):
+        for step in range(4, 8):
+            self.assertEqual(nvtx_calls(self.steps[step]),
+                             [["push", "Net (forward)"], ["pop"], ["push", "optimizer.step (Adam)"], ["pop"]])
+
+    def test_inference_calls_after_the_switch_keep_the_root_range(self):
+        for call in range(6):
+            self.assertEqual(nvtx_calls(self.calls[call]), [["push", "Net (forward)"], ["pop"]])
+
+    def test_global_module_hooks_are_removed(self):
+        self.assertEqual(self.out["hooks"], {"start": 2, "after training": 0, "after inference": 0})
+
+    def test_every_range_started_is_ended_once(self):
+        events = self.out["events"]
+        self.assertEqual(sorted(e[2] for e in events if e[0] == "start"), sorted(e[1] for e in events if e[0] == "end"))
+        self.assertEqual(sum(e[0] == "push" for e in events), sum(e[0] == "pop" for e in events))
+
+    def test_results_are_those_of_the_program_alone(self):
+        self.assertEqual(self.result.stdout, self.plain.stdout)
+        self.assertEqual(support.bridge_lines(self.result.stderr), [])
+
+
+class InferenceOnly(unittest.TestCase):
+    """No optimizer ever steps: the steps are counted in the model's calls."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.out, _ = run("2", "--inference-only")
+        cls.calls = split(cls.out["events"], "infer")
+
+    def test_switch_comes_at_the_third_call(self):
+        self.assertIn(["push", "Net.blocks.0 (forward)"], self.calls[1])
+        self.assertEqual(nvtx_calls(self.calls[2]), [["nvtx mark", MARK], ["push", "Net (forward)"], ["pop"]])
+        self.assertEqual(nvtx_calls(self.calls[5]), [["push", "Net (forward)"], ["pop"]])
+
+
+class StepsSetting(unittest.TestCase):
+    def test_all_keeps_the_hooks(self):
+        out, _ = run("all")
+        self.assertNotIn(["nvtx mark", MARK], out["events"])
+        self.assertEqual(out["hooks"]["after inference"], 2)
+
+    def test_a_bad_value_is_reported_once_and_the_default_used(self):
+        out, result = run("-1")
+        lines = support.bridge_lines(result.stderr)
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertIn("GPUSCOPE_TORCH_STEPS='-1'", lines[0])
+        self.assertEqual(out["hooks"]["after training"], 0)  # the default, 5 steps, ran out in training
+
+
+if __name__ == "__main__":
+    unittest.main()
