@@ -1,0 +1,91 @@
+"""What recording costs the program: each program of a list run plain, under bare CUPTI (the floor under any
+collector), under `gpuscope record`, `record --torch` (module hooks for the first steps only, the default),
+`record --torch --torch-steps all` (hooks on every step) and torch.profiler, alternated in one call, each
+timed by the program's own clock (its last "N ms/step" line). The `record --torch` run's trace is kept, so
+that the advisor's step, taken from the hook-free steps, can be set against the plain clock too.
+
+Usage (on the GPU machine, repository root, after `source scripts/gpu-env`):
+  python3 bench/cost/record_cost.py --carry DIR --out DIR [--rounds N] [--budget SECONDS] CASE...
+CASE: a folder of bench/corpus/ (its program.py runs). Writes OUT/record_cost.json and OUT/traces/CASE.gpuscope.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+STEP_LINE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ms/step")
+# Activity kinds as `record`'s default (cuda, api, nvtx, memory) enables them, for bare CUPTI.
+BARE_KINDS = "kernel,memcpy,memset,memory,runtime"
+PROFILER = (
+    "import runpy, sys, torch\n"
+    "from torch.profiler import profile, ProfilerActivity\n"
+    "sys.argv = sys.argv[1:]\n"
+    "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):\n"
+    "    runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
+def variants(carry, script, trace_path):
+    gpuscope = str(carry / "bin" / "gpuscope")
+    record = [gpuscope, "record", "-q", "-f"]
+    python = [sys.executable, str(script)]
+    return {
+        "plain": (python, {}),
+        "bare_cupti": (python, {"CUDA_INJECTION64_PATH": str(carry / "lib" / "libbare_cupti_injection.so"),
+                                "BARE_CUPTI_KINDS": BARE_KINDS}),
+        "record": (record + ["-o", "/tmp/cost-record.gpuscope", "--"] + python, {}),
+        "record_torch": (record + ["--torch", "-o", str(trace_path), "--"] + python, {}),
+        "record_torch_all": (record + ["--torch", "--torch-steps", "all", "-o", "/tmp/cost-all.gpuscope", "--"]
+                             + python, {}),
+        "torch_profiler": ([sys.executable, "-c", PROFILER, str(script)], {}),
+    }
+
+
+def run(command, extra_env, log):
+    env = dict(os.environ, **extra_env)
+    start = time.monotonic()
+    try:
+        done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, errors="replace",
+                              timeout=150)
+        rc, out, err = done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired:
+        rc, out, err = "timeout", "", ""
+    log.write(f"$ {' '.join(command)}\n== rc {rc}, {time.monotonic() - start:.1f} s\n{out[-2000:]}\n{err[-3000:]}\n")
+    steps = STEP_LINE.findall(out)
+    return {"rc": rc, "ms_step": float(steps[-1]) if steps else None, "wall_s": round(time.monotonic() - start, 1)}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--carry", required=True, type=Path)
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--budget", type=float, default=520, help="start no program after this many seconds")
+    parser.add_argument("cases", nargs="+")
+    args = parser.parse_args()
+    (args.out / "traces").mkdir(parents=True, exist_ok=True)
+    results, began = {}, time.monotonic()
+    with open(args.out / "record_cost.log", "w") as log:
+        for case in args.cases:
+            if time.monotonic() - began > args.budget:
+                results[case] = {"skipped": "out of time"}
+                continue
+            script = ROOT / "bench" / "corpus" / case / "program.py"
+            runs = results[case] = {name: [] for name in variants(args.carry, script, Path())}
+            for _ in range(args.rounds):
+                trace = args.out / "traces" / f"{case}.gpuscope"
+                for name, (command, env) in variants(args.carry, script, trace).items():
+                    runs[name].append(run(command, env, log))
+            runs["plain"].append(run(*variants(args.carry, script, Path())["plain"], log))  # drift check
+            print(case, {k: [r["ms_step"] for r in v] for k, v in runs.items()}, flush=True)
+    (args.out / "record_cost.json").write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
