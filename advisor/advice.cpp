@@ -209,6 +209,13 @@ std::vector<std::string> notesOn(const Context& c) {
         "no forward/backward/optimizer NVTX ranges: memory is not split into activations, gradients "
         "and optimizer state, so the memory rules did not run");
   }
+  if (const int64_t idle = c.perTimedStep(c.timeline.idle.recording_ns); idle > 0 || c.host.recording_ns > 0) {
+    notes.push_back("recording added about " + analysis::formatDuration(analysis::kRecordingCostPerLaunchNs) +
+                    " of host time to each kernel launch (tests/bench/launch_cost.cu on an H100 host); the figures "
+                    "below are corrected for it: " +
+                    analysis::formatDuration(idle) + " of launch-bound idle and " +
+                    analysis::formatDuration(c.host.recording_ns) + " of host work " + perStepWords(c) + " taken off");
+  }
   for (const std::string& w : c.stats.warnings) notes.push_back("trace: " + w);
   return notes;
 }

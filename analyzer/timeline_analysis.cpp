@@ -48,6 +48,11 @@ bool waitsForGpu(const std::string& name) {
 
 }  // namespace
 
+bool recordedByCollector(const schema::SessionRow& session) {
+  // Imports say where they come from in the command line; only the collector asks CUPTI for its version.
+  return session.cupti_version.has_value() && !session.command_line.starts_with("imported from");
+}
+
 std::vector<Interval> hostWaitCalls(const TraceData& t, int32_t session) {
   std::vector<Interval> waits;
   const ApiTable& a = t.api_calls;
@@ -107,7 +112,7 @@ bool overlaps(const std::vector<Interval>& disjoint, int64_t start, int64_t end)
 }
 
 void classifyGap(int64_t gap_start, const WorkItem& next, const std::vector<int64_t>& sync_ends,
-                 const std::vector<Interval>& copy_calls, IdleBreakdown& idle) {
+                 const std::vector<Interval>& copy_calls, int64_t recording_cost, IdleBreakdown& idle) {
   const int64_t length = next.start - gap_start;
   idle.total_ns += length;
   ++idle.gaps;
@@ -120,7 +125,9 @@ void classifyGap(int64_t gap_start, const WorkItem& next, const std::vector<int6
   } else if (overlaps(copy_calls, gap_start, next.launch)) {
     idle.copy_wait_ns += length;
   } else {
-    idle.launch_bound_ns += length;
+    const int64_t recording = std::min(length, recording_cost);
+    idle.recording_ns += recording;
+    idle.launch_bound_ns += length - recording;
   }
 }
 
@@ -132,13 +139,15 @@ bool inWindows(const std::vector<Interval>& windows, int64_t start, int64_t end)
 }
 
 IdleBreakdown idleBreakdown(const std::vector<Interval>& busy, const std::vector<WorkItem>& work,
-                            const HostWaits& waits, int32_t session, const std::vector<Interval>& windows) {
+                            const HostWaits& waits, int32_t session, int64_t recording_cost,
+                            const std::vector<Interval>& windows) {
   IdleBreakdown idle;
   size_t next = 0;
   for (size_t i = 1; i < busy.size(); ++i) {
     while (next < work.size() && work[next].start < busy[i].start) ++next;  // the work that ends the gap
     if (next < work.size() && inWindows(windows, busy[i - 1].end, busy[i].start)) {
-      classifyGap(busy[i - 1].end, work[next], waits.sync_ends[session], waits.copy_calls[session], idle);
+      classifyGap(busy[i - 1].end, work[next], waits.sync_ends[session], waits.copy_calls[session], recording_cost,
+                  idle);
     }
   }
   return idle;
@@ -208,7 +217,10 @@ std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace, const std::v
       tl.window_end_ns = std::max(tl.window_end_ns, tl.window_start_ns);
     }
     tl.busy_ns = windows.empty() ? totalLength(a.busy) : overlapLength(a.busy, windows);
-    tl.idle = idleBreakdown(a.busy, work[d], waits, session_of_device[d], windows);
+    const bool recorded =
+        !trace.sessions.empty() && recordedByCollector(trace.sessions[static_cast<size_t>(session_of_device[d])]);
+    tl.idle =
+        idleBreakdown(a.busy, work[d], waits, session_of_device[d], recorded ? kRecordingCostPerLaunchNs : 0, windows);
     measureLaunches(trace, tl.device, a.busy, windows, tl);
     tl.copy_ns = windows.empty() ? totalLength(a.copies) : overlapLength(a.copies, windows);
     const std::vector<Interval> copies_in = windows.empty() ? a.copies : intersect(a.copies, windows);
