@@ -69,6 +69,7 @@ HostChanges hostChanges(const Context& c, const std::vector<const Finding*>& fin
   h.fused_optimizer = hasFix(findings, "optimizer", "fused");
   for (const Finding* f : findings) {
     if (f->id == "input_pipeline") h.input_wait_removed_ns += f->gain.idle_ns;
+    if (f->id == "allocation_churn") h.allocate_once = true;
   }
   return h;
 }

@@ -75,6 +75,8 @@ HostWork measureHostWork(const Context& c) {
   const std::vector<Interval> waits = analysis::hostWaitCalls(c.trace, c.session);
   measureSteps(c, waits, true, h);
   if (!h.measured) return h;
+  h.allocation_ns = c.perTimedStep(
+      analysis::overlapLength(analysis::deviceAllocationCalls(c.trace, c.session), c.step.timed_windows));
   // The phases' host work comes from the annotated steps, which the bridge's module hooks slowed: where the
   // timed steps are hook-free, their hooks' cost (the annotated steps' host work less the timed ones') is
   // taken off the forward and backward, where the hooks ran.
@@ -144,7 +146,8 @@ int64_t hostStepAfter(const Context& c, const HostChanges& what) {
   const double optimizer =
       static_cast<double>(h.optimizer_ns) / (what.fused_optimizer ? kFusedOptimizerHostDivisor : 1);
   const int64_t between = std::max<int64_t>(0, h.between_ns - what.input_wait_removed_ns);
-  return std::llround(model + optimizer) + rest + between;
+  const int64_t allocating = what.allocate_once ? h.allocation_ns : 0;
+  return std::max<int64_t>(0, std::llround(model + optimizer) + rest + between - allocating);
 }
 
 }  // namespace gpuscope::advisor

@@ -24,6 +24,7 @@ struct HostChanges {
   bool autocast = false;              // bf16 autocast: each fp32 GEMM's weight cast in the forward
   bool fused_optimizer = false;       // a per-parameter optimizer step becomes one fused step
   int64_t input_wait_removed_ns = 0;  // per step: the next batch is prepared by background workers
+  bool allocate_once = false;         // device memory allocated before the loop, not in every step
 };
 
 // The host's work per step after the changes (0 when the trace does not measure it).

@@ -9,6 +9,7 @@ namespace gpuscope::advisor {
 std::vector<Rule> allRules() {
   std::vector<Rule> all;
   for (auto rules : {timeRules(), kernelRules(), memoryRules()}) all.insert(all.end(), rules.begin(), rules.end());
+  all.push_back(allocationChurnRule());
   return all;
 }
 

@@ -48,6 +48,28 @@ bool waitsForGpu(const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// cudaMalloc, cudaMallocPitch, cudaFree, cuMemAlloc_v2, cuMemFree_v2, …: not the stream-ordered (Async) nor
+// the pinned host (Host) ones.
+bool allocatesDeviceMemory(std::string_view name) {
+  const bool alloc = name.starts_with("cudaMalloc") || name.starts_with("cudaFree") || name.starts_with("cuMemAlloc") ||
+                     name.starts_with("cuMemFree");
+  return alloc && name.find("Async") == std::string_view::npos && name.find("Host") == std::string_view::npos;
+}
+
+}  // namespace
+
+std::vector<Interval> deviceAllocationCalls(const TraceData& t, int32_t session) {
+  std::vector<Interval> calls;
+  const ApiTable& a = t.api_calls;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.session[i] == session && allocatesDeviceMemory(t.text(a.name[i])))
+      calls.push_back({a.start_ns[i], a.end_ns[i]});
+  }
+  return mergeIntervals(std::move(calls));
+}
+
 bool recordedByCollector(const schema::SessionRow& session) {
   // Imports say where they come from in the command line; only the collector asks CUPTI for its version.
   return session.cupti_version.has_value() && !session.command_line.starts_with("imported from");
@@ -82,14 +104,15 @@ std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& t) {
 
 namespace {
 
-// Per process: when the host stopped waiting for the GPU, and the host's copy calls, as intervals.
+// Per process: when the host stopped waiting for the GPU, and the host's copy calls and device allocation
+// calls, as intervals.
 struct HostWaits {
   std::vector<std::vector<int64_t>> sync_ends;
-  std::vector<std::vector<Interval>> copy_calls;
+  std::vector<std::vector<Interval>> copy_calls, alloc_calls;
 };
 
 HostWaits hostWaits(const TraceData& t) {
-  HostWaits w{hostSyncEnds(t), std::vector<std::vector<Interval>>(t.sessions.size())};
+  HostWaits w{hostSyncEnds(t), std::vector<std::vector<Interval>>(t.sessions.size()), {}};
   const ApiTable& a = t.api_calls;
   for (size_t i = 0; i < a.size(); ++i) {
     if (t.text(a.name[i]).find("emcpy") != std::string::npos) {
@@ -97,6 +120,8 @@ HostWaits hostWaits(const TraceData& t) {
     }
   }
   for (auto& calls : w.copy_calls) calls = mergeIntervals(std::move(calls));
+  for (size_t s = 0; s < t.sessions.size(); ++s)
+    w.alloc_calls.push_back(deviceAllocationCalls(t, static_cast<int32_t>(s)));
   return w;
 }
 
@@ -111,10 +136,14 @@ bool overlaps(const std::vector<Interval>& disjoint, int64_t start, int64_t end)
   return it != disjoint.end() && it->start < end;
 }
 
-void classifyGap(int64_t gap_start, const WorkItem& next, const std::vector<int64_t>& sync_ends,
-                 const std::vector<Interval>& copy_calls, int64_t recording_cost, IdleBreakdown& idle) {
-  const int64_t length = next.start - gap_start;
-  idle.total_ns += length;
+void classifyGap(int64_t gap_start, const WorkItem& next, const HostWaits& waits, int32_t session,
+                 int64_t recording_cost, IdleBreakdown& idle) {
+  const std::vector<int64_t>& sync_ends = waits.sync_ends[session];
+  const std::vector<Interval>& copy_calls = waits.copy_calls[session];
+  const int64_t allocating = overlapLength(waits.alloc_calls[session], gap_start, next.start);
+  idle.total_ns += next.start - gap_start;
+  idle.allocating_ns += allocating;
+  const int64_t length = next.start - gap_start - allocating;
   ++idle.gaps;
   if (next.pageable_copy) {
     idle.copy_wait_ns += length;
@@ -146,8 +175,7 @@ IdleBreakdown idleBreakdown(const std::vector<Interval>& busy, const std::vector
   for (size_t i = 1; i < busy.size(); ++i) {
     while (next < work.size() && work[next].start < busy[i].start) ++next;  // the work that ends the gap
     if (next < work.size() && inWindows(windows, busy[i - 1].end, busy[i].start)) {
-      classifyGap(busy[i - 1].end, work[next], waits.sync_ends[session], waits.copy_calls[session], recording_cost,
-                  idle);
+      classifyGap(busy[i - 1].end, work[next], waits, session, recording_cost, idle);
     }
   }
   return idle;

@@ -20,6 +20,8 @@ namespace gpuscope::analysis {
 //    host could not issue work as fast as the GPU ran it;
 //  - queued: the work's launch call had returned before the GPU went idle (dependencies between streams,
 //    events, the GPU's own scheduling).
+// Before that, the part of a gap the host spent allocating or freeing device memory (cudaMalloc, cudaFree,
+// cuMemAlloc, cuMemFree: not the stream-ordered or host ones) is allocating: the GPU waited on those calls.
 // In a process recorded by gpuscope's collector, each launch-bound gap is the host's time between two
 // launches less the first one's kernel, and the recording made that time longer by its own cost per launch:
 // that part of the gap is recording, not launch_bound.
@@ -29,6 +31,7 @@ struct IdleBreakdown {
   int64_t copy_wait_ns = 0;
   int64_t launch_bound_ns = 0;  // corrected for the recording's cost
   int64_t recording_ns = 0;     // what the recording's cost per launch added to launch-bound gaps
+  int64_t allocating_ns = 0;    // the host was inside device allocation or free calls
   int64_t queued_ns = 0;
   int64_t gaps = 0;
 };
@@ -37,6 +40,11 @@ struct IdleBreakdown {
 // a launch recorded against 4.12 µs plain (tests/bench/launch_cost.cu on an H100 host, 2026-11-23,
 // docs/benchmarks.md "Where the launch cost goes"); CUPTI's own kernel and API records are most of it.
 inline constexpr int64_t kRecordingCostPerLaunchNs = 2'450;
+
+// The host's calls in one process (index into trace.sessions) that allocate or free device memory: cudaMalloc,
+// cudaFree, cuMemAlloc, cuMemFree and their kin, not the stream-ordered (…Async) or pinned host (…Host) ones;
+// merged, sorted.
+std::vector<Interval> deviceAllocationCalls(const TraceData& trace, int32_t session);
 
 // Whether a process's events were recorded by gpuscope's collector (not imported from another profiler or a
 // memory snapshot), so that the collector's own cost is in its timings.
