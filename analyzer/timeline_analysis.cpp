@@ -46,10 +46,6 @@ bool waitsForGpu(const std::string& name) {
   return name.find("ynchronize") != std::string::npos || isSynchronousCopy(name);
 }
 
-}  // namespace
-
-namespace {
-
 // cudaMalloc, cudaMallocPitch, cudaFree, cuMemAlloc_v2, cuMemFree_v2, …: not the stream-ordered (Async) nor
 // the pinned host (Host) ones.
 bool allocatesDeviceMemory(std::string_view name) {
@@ -111,17 +107,17 @@ struct HostWaits {
   std::vector<std::vector<Interval>> copy_calls, alloc_calls;
 };
 
-HostWaits hostWaits(const TraceData& t) {
-  HostWaits w{hostSyncEnds(t), std::vector<std::vector<Interval>>(t.sessions.size()), {}};
+HostWaits hostWaits(const TraceData& t) {  // one pass over the calls, for every process
+  HostWaits w{hostSyncEnds(t), std::vector<std::vector<Interval>>(t.sessions.size()),
+              std::vector<std::vector<Interval>>(t.sessions.size())};
   const ApiTable& a = t.api_calls;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (t.text(a.name[i]).find("emcpy") != std::string::npos) {
-      w.copy_calls[a.session[i]].push_back({a.start_ns[i], a.end_ns[i]});
-    }
+    const std::string& name = t.text(a.name[i]);
+    if (name.find("emcpy") != std::string::npos) w.copy_calls[a.session[i]].push_back({a.start_ns[i], a.end_ns[i]});
+    if (allocatesDeviceMemory(name)) w.alloc_calls[a.session[i]].push_back({a.start_ns[i], a.end_ns[i]});
   }
   for (auto& calls : w.copy_calls) calls = mergeIntervals(std::move(calls));
-  for (size_t s = 0; s < t.sessions.size(); ++s)
-    w.alloc_calls.push_back(deviceAllocationCalls(t, static_cast<int32_t>(s)));
+  for (auto& calls : w.alloc_calls) calls = mergeIntervals(std::move(calls));
   return w;
 }
 

@@ -73,11 +73,9 @@ std::optional<Finding> allocationChurn(const Context& c) {
   f.evidence.push_back({perStepCount(churn.allocations, steps) + " allocations and " +
                             perStepCount(churn.releases, steps) + " releases of device memory per step",
                         {{"time_range", "first allocation", churn.first_ns, churn.first_ns}}});
-  f.evidence.push_back({"the host spends " + formatDuration(c.host.allocation_ns) +
-                            " per step in allocation and free "
-                            "calls, " +
-                            formatDuration(idle) + " of it with the GPU idle",
-                        {stepRef(c)}});
+  const std::string in_calls = formatDuration(c.host.allocation_ns) + " per step in allocation and free calls";
+  f.evidence.push_back(
+      {"the host spends " + in_calls + ", " + formatDuration(idle) + " of it with the GPU idle", {stepRef(c)}});
   f.gain = timeGain(c, idle,
                     "the GPU's idle time while the host was inside the allocation and free calls of the steady "
                     "steps: with the buffers allocated once, the host queues the next kernels instead");
