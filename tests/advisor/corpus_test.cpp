@@ -121,7 +121,7 @@ TEST(Corpus, AtLeastTwelveCasesAreCommitted) { EXPECT_GE(committedCases().size()
 // Recorded with the default `record --torch` (module hooks on the first 5 steps only) in the same H100 call
 // as the plain program and the other variants of bench/cost/record_cost.py (clocks.json holds every clock):
 // the advisor times the hook-free steps, so its step is the program's plain speed within 10 %, and the
-// bridge's cost is no longer read as launch-bound idle (both cases' truth files allow no launch_bound).
+// bridge's cost is no longer read as launch-bound idle: neither program's GPU waits for launches today.
 TEST(CorpusHookFree, StepIsThePlainProgramsAndNoLaunchBoundIsRead) {
   const fs::path dir = GPUSCOPE_HOOK_FREE_TRACES;
   const nlohmann::json clocks = readJson(dir / "clocks.json");
@@ -136,12 +136,10 @@ TEST(CorpusHookFree, StepIsThePlainProgramsAndNoLaunchBoundIsRead) {
     for (const auto& ms : clocks[name]["plain"]) plain += ms.get<double>();
     plain /= static_cast<double>(clocks[name]["plain"].size());
     EXPECT_NEAR(static_cast<double>(c.step.time_ns) / 1e6, plain, 0.10 * plain) << name;
-    const Ids truth_ok = idsOf(readJson(kCorpus / name / "truth.json")["allowed"]);
-    EXPECT_FALSE(truth_ok.contains("launch_bound")) << name;
     const Advice a = advise(c);
     const Finding* launch = a.find("launch_bound");
-    // On the ResNet the look-ahead may still foresee the host setting the pace once the other fixes shrink
-    // the GPU's work; the GPU waits for no launches today.
+    // On the ResNet the look-ahead may foresee the host setting the pace once bf16 shrinks the GPU's work
+    // (its truth file allows that, measured on its twin).
     EXPECT_TRUE(!launch || launch->gain.host_side) << name << ": " << launch->title;
   }
 }
