@@ -158,17 +158,18 @@ void TimelineView::paintIterations(QPainter& p) const {
   }
 }
 
-// "step N" in the ruler's lower row at each iteration's start, where there is room for it.
+// "step N" (with what kind of step it is) in the ruler's lower row at each iteration's start, where there is room.
 void TimelineView::paintIterationLabels(QPainter& p) const {
   const auto& list = snapshot_->iterations.list;
   auto it = firstVisible(list, axis_);
   p.setPen(palette().text().color());
-  double last = -1e9;
+  double free_from = -1e9;  // where the last label drawn ends
   for (; it != list.end() && it->start_ns < axis_.viewEnd(); ++it) {
     const double x = kTitleWidth + axis_.xOf(it->start_ns);
-    if (x - last < 60) continue;
-    p.drawText(QPointF(x + 2, kRulerHeight - 4), QString("step %1").arg(it - list.begin()));
-    last = x;
+    if (x < free_from) continue;
+    const QString label = stepText(snapshot_->iterations, static_cast<size_t>(it - list.begin()));
+    p.drawText(QPointF(x + 2, kRulerHeight - 4), label);
+    free_from = x + p.fontMetrics().horizontalAdvance(label) + 12;
   }
 }
 

@@ -131,6 +131,18 @@ class GuiTest : public QObject {
   }
 
   // Zooming keeps the time under the anchor in place; nothing leaves the trace.
+  void stepLabelsSayWhichStepsTheBridgeAnnotated() {
+    analysis::Iterations it;
+    it.list.resize(4);
+    it.list[0].warmup = true;
+    QCOMPARE(stepText(it, 0), QString("step 0 · warm-up"));
+    QCOMPARE(stepText(it, 1), QString("step 1"));  // no switch recorded: plain labels
+    it.hooks_removed_ns = 100;
+    it.list[3].hook_free = true;
+    QCOMPARE(stepText(it, 2), QString("step 2 · module ranges"));
+    QCOMPARE(stepText(it, 3), QString("step 3 · hook-free"));
+  }
+
   void timeAxisZoomsAroundTheAnchor_data() {
     QTest::addColumn<double>("factor");
     QTest::addColumn<double>("anchor");
