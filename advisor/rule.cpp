@@ -10,6 +10,7 @@ std::vector<Rule> allRules() {
   std::vector<Rule> all;
   for (auto rules : {timeRules(), kernelRules(), memoryRules()}) all.insert(all.end(), rules.begin(), rules.end());
   all.push_back(allocationChurnRule());
+  all.push_back(preallocationRule());
   return all;
 }
 

@@ -38,6 +38,7 @@ std::span<const Rule> kernelRules();
 std::span<const Rule> memoryRules();
 // Rules added since the advisor passed 15 rules live one a file, in advisor/rules/.
 const Rule& allocationChurnRule();
+const Rule& preallocationRule();
 std::vector<Rule> allRules();
 
 // The launch-bound rule looking ahead: the host's work per step after the other fixes against the GPU's

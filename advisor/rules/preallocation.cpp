@@ -1,0 +1,79 @@
+// preallocation: XLA's allocator (JAX) reserves 75 % of the GPU's memory when the first array is made, whatever
+// the program needs. The program then runs, but every other process on that GPU, and any other allocator in the
+// same one (a PyTorch or CuPy step beside JAX), finds the memory gone; and the trace's peak is the reservation,
+// not the program's use.
+#include <algorithm>
+
+#include "advisor/rule.h"
+#include "analyzer/units.h"
+
+namespace gpuscope::advisor {
+
+using analysis::formatBytes;
+using analysis::formatShare;
+
+namespace {
+
+// A reservation this large a share of the GPU in one allocation is XLA's preallocation (its default is 75 %;
+// XLA_PYTHON_CLIENT_MEM_FRACTION sets another), not an array of the program's.
+constexpr double kPreallocatedShare = 0.5;
+
+std::optional<Finding> preallocation(const Context& c);
+
+constexpr Rule kRule = {
+    .id = "preallocation",
+    .title = "The allocator reserved most of the GPU's memory up front",
+    .reads = "the process's device allocations (CUDA's memory records) against the GPU's memory",
+    .fires_when = "a JAX process reserves half of the GPU's memory or more in one allocation (XLA's preallocation)",
+    .why =
+        "XLA reserves 75 % of the GPU when the first array is made, whatever the program needs: other processes "
+        "and other allocators on that GPU find the memory gone, and the process looks as large as the reservation.",
+    .fix = "Let XLA allocate as the program needs, or cap its share of the GPU.",
+    .snippets = {"",
+                 "# before importing jax:\nos.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\"\n"
+                 "# or keep preallocating, a smaller share: os.environ[\"XLA_PYTHON_CLIENT_MEM_FRACTION\"] = \".30\"",
+                 "", ""},
+    .verify =
+        "Record again: `gpuscope stats --report memory` shows a peak near what the program uses; "
+        "jax.devices()[0].memory_stats() shows the bytes in use.",
+    .check = preallocation};
+
+std::optional<Finding> preallocation(const Context& c) {
+  if (c.framework != Framework::kJax || c.device == analysis::kNone) return std::nullopt;
+  const int64_t gpu_bytes = c.trace.devices[static_cast<size_t>(c.device)].global_memory_bytes;
+  const auto& m = c.trace.memory;
+  size_t largest = m.size();
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m.device[i] != c.device || m.op[i] != schema::MemoryOp::kAllocation || m.kind[i] != schema::MemoryKind::kDevice)
+      continue;
+    if (largest == m.size() || m.bytes[i] > m.bytes[largest]) largest = i;
+  }
+  if (gpu_bytes <= 0 || largest == m.size() ||
+      static_cast<double>(m.bytes[largest]) < kPreallocatedShare * static_cast<double>(gpu_bytes)) {
+    return std::nullopt;
+  }
+  const int64_t reserved = m.bytes[largest];
+  const double share = static_cast<double>(reserved) / static_cast<double>(gpu_bytes);
+  Finding f = startFinding(c, kRule);
+  f.title = "XLA reserved " + formatBytes(reserved) + ", " + formatShare(share) + " of the GPU's memory, up front";
+  f.summary =
+      "JAX's allocator took most of the GPU in one allocation; how much of it the program uses is XLA's to "
+      "know: CUDA sees the reservation only.";
+  f.evidence.push_back({"one allocation of " + formatBytes(reserved) + " on a GPU of " + formatBytes(gpu_bytes),
+                        {{"time_range", "the reservation", m.time_ns[largest], m.time_ns[largest]}}});
+  f.evidence.push_back(
+      {"in use inside it: unknown (XLA hands it out itself); the trace's peak device memory is "
+       "the reservation, not the program's use",
+       {}});
+  f.gain.basis =
+      "what the program uses of the reservation is not in the trace (jax.Device.memory_stats() reports it); "
+      "without preallocation the process holds only that";
+  setSeverity(f);
+  return f;
+}
+
+}  // namespace
+
+const Rule& preallocationRule() { return kRule; }
+
+}  // namespace gpuscope::advisor
