@@ -79,6 +79,16 @@ struct StepForecast {
   int64_t host_ns = 0;  // the host's work after the fixes (0: not measured)
 };
 
+// The host's work after the changes, never more than today's step would allow: the host's work is averaged
+// over the steady steps and the step is their median period, so where a few slow steps make the average
+// longer than the step, the forecast is scaled down by as much (with no change, it is the step itself).
+int64_t hostAfter(const Context& c, const HostChanges& changes) {
+  const int64_t after = hostStepAfter(c, changes);
+  const int64_t today = hostStepAfter(c, HostChanges{});
+  if (today <= c.step.time_ns || today <= 0) return after;
+  return std::llround(static_cast<double>(after) * static_cast<double>(c.step.time_ns) / static_cast<double>(today));
+}
+
 // The step is GPU busy time plus GPU idle time, and each fix wins from one or both: kernel time (fusion,
 // precision, padding) or idle time (CUDA graphs, input workers, fewer synchronisations). Within a pool the
 // gains add up, since the fixes act on different kernels or gaps, but never to more than the pool holds.
@@ -101,7 +111,7 @@ StepForecast forecast(const Context& c, const std::vector<const Finding*>& findi
   busy_saved = std::min(busy_saved, kMostOfThePool * busy);
   idle_saved = std::min(idle_saved, kMostOfThePool * (step - busy));
   const double busy_left = busy > 0 ? (busy - busy_saved) / busy : 1.0;
-  return {std::llround(step - busy_saved - idle_saved + extra * busy_left), hostStepAfter(c, hostChanges(c, findings))};
+  return {std::llround(step - busy_saved - idle_saved + extra * busy_left), hostAfter(c, hostChanges(c, findings))};
 }
 
 }  // namespace
@@ -123,7 +133,7 @@ std::optional<Finding> foreseeHostBound(const Context& c, const std::vector<cons
   HostChanges graphs = hostChanges(c, findings);
   graphs.graphs = true;
   graphs.compiled = c.framework == Framework::kPyTorch;
-  return hostBoundAfterFixes(c, f.gpu_ns, f.host_ns, hostStepAfter(c, graphs));
+  return hostBoundAfterFixes(c, f.gpu_ns, f.host_ns, hostAfter(c, graphs));
 }
 
 std::string predictionBasis() {
@@ -223,6 +233,10 @@ std::vector<std::string> notesOn(const Context& c) {
 
 // With PyTorch's allocator events the peak counts tensors; the caching allocator held more from CUDA.
 std::string memoryBasis(const Context& c) {
+  if (c.preallocated_bytes > 0) {
+    return "reserved from CUDA, of which XLA's allocator took " + analysis::formatBytes(c.preallocated_bytes) +
+           " up front; in use: unknown (XLA hands its memory out itself)";
+  }
   const analysis::DeviceMemory* top = c.memory.peakDevice();
   if (!c.memory.hasTensors() || !top) return "peak device memory";
   if (top->cuda_peak_bytes == 0)

@@ -261,6 +261,29 @@ std::vector<const analysis::FusionPattern*> Context::chainsToFuse() const {
   return out;
 }
 
+namespace {
+
+// A reservation this large a share of the GPU in one allocation is XLA's preallocation (its default is 75 %;
+// XLA_PYTHON_CLIENT_MEM_FRACTION sets another), not an array of the program's.
+constexpr double kPreallocatedShare = 0.5;
+
+void findPreallocation(Context& c) {
+  if (c.framework != Framework::kJax || c.device == analysis::kNone) return;
+  const int64_t gpu_bytes = c.trace.devices[static_cast<size_t>(c.device)].global_memory_bytes;
+  const auto& m = c.trace.memory;
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m.device[i] != c.device || m.op[i] != schema::MemoryOp::kAllocation || m.kind[i] != schema::MemoryKind::kDevice)
+      continue;
+    if (static_cast<double>(m.bytes[i]) >= kPreallocatedShare * static_cast<double>(gpu_bytes) &&
+        m.bytes[i] > c.preallocated_bytes) {
+      c.preallocated_bytes = m.bytes[i];
+      c.preallocation = i;
+    }
+  }
+}
+
+}  // namespace
+
 Context buildContext(const TraceData& trace) {
   Context c(trace);
   c.framework = detectFramework(trace);
@@ -286,6 +309,7 @@ Context buildContext(const TraceData& trace) {
   c.pools = analysis::analyzePools(trace);
   c.chains = analysis::findFusableChains(trace, c.iterations);
   c.host = measureHostWork(c);
+  findPreallocation(c);
   return c;
 }
 

@@ -87,6 +87,10 @@ struct Context {
   std::vector<analysis::PoolUsage> pools;
   std::vector<analysis::FusionPattern> chains;
   HostWork host;
+  // JAX: XLA's allocator's reservation of half the GPU or more in one allocation, made up front (its
+  // preallocation); the program's own use inside it is not in the trace. 0 when there is none.
+  int64_t preallocated_bytes = 0;
+  size_t preallocation = 0;  // its row in trace.memory, where preallocated_bytes > 0
 
   explicit Context(const analysis::TraceData& t) : trace(t) {}
   const analysis::KernelKind& kindOf(size_t kernel) const { return kinds[trace.kernels.config[kernel]]; }

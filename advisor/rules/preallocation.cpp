@@ -14,10 +14,6 @@ using analysis::formatShare;
 
 namespace {
 
-// A reservation this large a share of the GPU in one allocation is XLA's preallocation (its default is 75 %;
-// XLA_PYTHON_CLIENT_MEM_FRACTION sets another), not an array of the program's.
-constexpr double kPreallocatedShare = 0.5;
-
 std::optional<Finding> preallocation(const Context& c);
 
 constexpr Rule kRule = {
@@ -39,28 +35,18 @@ constexpr Rule kRule = {
     .check = preallocation};
 
 std::optional<Finding> preallocation(const Context& c) {
-  if (c.framework != Framework::kJax || c.device == analysis::kNone) return std::nullopt;
+  if (c.preallocated_bytes == 0) return std::nullopt;  // the context finds it (XLA's, JAX only)
   const int64_t gpu_bytes = c.trace.devices[static_cast<size_t>(c.device)].global_memory_bytes;
-  const auto& m = c.trace.memory;
-  size_t largest = m.size();
-  for (size_t i = 0; i < m.size(); ++i) {
-    if (m.device[i] != c.device || m.op[i] != schema::MemoryOp::kAllocation || m.kind[i] != schema::MemoryKind::kDevice)
-      continue;
-    if (largest == m.size() || m.bytes[i] > m.bytes[largest]) largest = i;
-  }
-  if (gpu_bytes <= 0 || largest == m.size() ||
-      static_cast<double>(m.bytes[largest]) < kPreallocatedShare * static_cast<double>(gpu_bytes)) {
-    return std::nullopt;
-  }
-  const int64_t reserved = m.bytes[largest];
+  const int64_t reserved = c.preallocated_bytes;
   const double share = static_cast<double>(reserved) / static_cast<double>(gpu_bytes);
+  const int64_t when = c.trace.memory.time_ns[c.preallocation];
   Finding f = startFinding(c, kRule);
   f.title = "XLA reserved " + formatBytes(reserved) + ", " + formatShare(share) + " of the GPU's memory, up front";
   f.summary =
       "JAX's allocator took most of the GPU in one allocation; how much of it the program uses is XLA's to "
       "know: CUDA sees the reservation only.";
   f.evidence.push_back({"one allocation of " + formatBytes(reserved) + " on a GPU of " + formatBytes(gpu_bytes),
-                        {{"time_range", "the reservation", m.time_ns[largest], m.time_ns[largest]}}});
+                        {{"time_range", "the reservation", when, when}}});
   f.evidence.push_back(
       {"in use inside it: unknown (XLA hands it out itself); the trace's peak device memory is "
        "the reservation, not the program's use",
