@@ -272,9 +272,10 @@ class _BackwardRange:
 
 
 def _waiters(param):
-    """The ranges waiting for the parameter's gradient to be accumulated. The parameter gets one hook, for
-    good (until the module hooks are removed), on first need: registering a hook is what costs, and a root module waits for all its parameters
-    at every forward. Keyed by id (a tensor's == compares elements), checked against a weak reference."""
+    """The ranges waiting for the parameter's gradient to be accumulated. The parameter gets one hook on
+    first need, kept until the module hooks are removed: registering a hook is what costs, and a root module
+    waits for all its parameters at every forward. Keyed by id (a tensor's == compares elements), checked
+    against a weak reference."""
     entry = _param_waiters.get(id(param))
     if entry is None or entry[0]() is not param:
         key = id(param)
