@@ -126,11 +126,18 @@ Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t dev
 
 }  // namespace
 
-bool Context::inSteps(int64_t start_ns) const {
-  if (step.windows.empty()) return true;
-  const Interval* w = analysis::lastStartingBy(step.windows, start_ns);
-  return w && start_ns < w->end;
+namespace {
+
+// Whether a time falls inside one of the windows (sorted, disjoint); no windows: everything counts.
+bool inWindows(const std::vector<Interval>& windows, int64_t t) {
+  if (windows.empty()) return true;
+  const Interval* w = analysis::lastStartingBy(windows, t);
+  return w && t < w->end;
 }
+
+}  // namespace
+
+bool Context::inSteps(int64_t start_ns) const { return inWindows(step.windows, start_ns); }
 
 bool Context::inSteps(size_t kernel) const {
   return trace.kernels.device[kernel] == device && inSteps(trace.kernels.start_ns[kernel]);
@@ -144,11 +151,7 @@ double Context::shareOfStep(int64_t per_step_ns) const {
   return std::min(1.0, static_cast<double>(per_step_ns) / static_cast<double>(step.time_ns));
 }
 
-bool Context::inTimedSteps(int64_t start_ns) const {
-  if (step.timed_windows.empty()) return true;
-  const Interval* w = analysis::lastStartingBy(step.timed_windows, start_ns);
-  return w && start_ns < w->end;
-}
+bool Context::inTimedSteps(int64_t start_ns) const { return inWindows(step.timed_windows, start_ns); }
 
 int64_t Context::idleBetweenStepsNs() const {
   if (step.between.empty()) return 0;
