@@ -31,8 +31,8 @@ Report changesReport(const std::string& name, const std::string& title, const st
            {}};
   for (const KernelChange& k : rows) {
     if (limit && r.rows.size() >= limit) break;
-    r.rows.push_back({k.time_ns.before, k.time_ns.after, k.time_ns.delta(), analysis::percentText(k.time_ns), k.count.before,
-                      k.count.after, k.name});
+    r.rows.push_back({k.time_ns.before, k.time_ns.after, k.time_ns.delta(), analysis::percentText(k.time_ns),
+                      k.count.before, k.count.after, k.name});
   }
   return r;
 }
@@ -41,7 +41,8 @@ void printLine(const char* what, const Change& c, bool bytes) {
   auto text = [&](double v) {
     return bytes ? formatBytes(static_cast<int64_t>(v)) : formatDuration(static_cast<int64_t>(v));
   };
-  std::printf("  %-28s %12s -> %-12s %s\n", what, text(c.before).c_str(), text(c.after).c_str(), analysis::percentText(c).c_str());
+  std::printf("  %-28s %12s -> %-12s %s\n", what, text(c.before).c_str(), text(c.after).c_str(),
+              analysis::percentText(c).c_str());
 }
 
 void writeText(const analysis::TraceDiff& d, const std::string& a, const std::string& b, size_t limit) {

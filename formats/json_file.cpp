@@ -14,11 +14,25 @@ Result<nlohmann::json> readJsonFile(const std::string& path) {
   return parsed;
 }
 
+int64_t jsonIntegerOf(const nlohmann::json& value, int64_t fallback) {
+  if (!value.is_number()) return fallback;
+  if (value.is_number_float()) return static_cast<int64_t>(std::llround(value.get<double>()));
+  return value.is_number_unsigned() ? static_cast<int64_t>(value.get<uint64_t>()) : value.get<int64_t>();
+}
+
 int64_t jsonInteger(const nlohmann::json& object, const char* key, int64_t fallback) {
   const auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) return fallback;
-  if (it->is_number_float()) return static_cast<int64_t>(std::llround(it->get<double>()));
-  return it->is_number_unsigned() ? static_cast<int64_t>(it->get<uint64_t>()) : it->get<int64_t>();
+  return it == object.end() ? fallback : jsonIntegerOf(*it, fallback);
+}
+
+double jsonNumber(const nlohmann::json& object, const char* key, double fallback) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+std::string jsonString(const nlohmann::json& object, const char* key, const std::string& fallback) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
 }
 
 }  // namespace gpuscope

@@ -35,7 +35,7 @@ class KinetoReader {
     rows_before_events_ = out_.rowsWritten();
     for (const json& e : events) {
       if (!e.is_object() || !e.contains("ts")) continue;
-      const std::string ph = e.value("ph", ""), cat = e.value("cat", "");
+      const std::string ph = jsonString(e, "ph"), cat = jsonString(e, "cat");
       Status s;
       if (ph == "X" && cat == "kernel")
         s = kernel(e);
@@ -47,9 +47,9 @@ class KinetoReader {
         s = apiCall(e, cat == "cuda_driver");
       else if (ph == "X" && (cat == "user_annotation" || cat == "cpu_op"))
         s = range(e, cat == "cpu_op");
-      else if (ph == "i" && e.value("name", "") == "[memory]")
+      else if (ph == "i" && jsonString(e, "name") == "[memory]")
         s = memory(e);
-      else if (ph == "M" && e.value("name", "") == "thread_name")
+      else if (ph == "M" && jsonString(e, "name") == "thread_name")
         s = thread(e);
       GPUSCOPE_RETURN_IF_ERROR(s);
     }
@@ -66,7 +66,7 @@ class KinetoReader {
     return base_ns_ + static_cast<int64_t>(std::llround(it->get<double>() * 1000.0));
   }
   int64_t end(const json& e) const {
-    return ns(e, "ts") + static_cast<int64_t>(std::llround(e.value("dur", 0.0) * 1000));
+    return ns(e, "ts") + static_cast<int64_t>(std::llround(jsonNumber(e, "dur") * 1000));
   }
   static const json& args(const json& e) {
     static const json kNone = json::object();
@@ -79,8 +79,8 @@ class KinetoReader {
     SessionRow s;
     s.id = kSession;
     for (const json& e : events) {
-      if (e.is_object() && e.value("cat", "") == "cpu_op" && e.contains("pid") && e["pid"].is_number()) {
-        s.pid = pid_ = e["pid"].get<int64_t>();
+      if (e.is_object() && jsonString(e, "cat") == "cpu_op" && e.contains("pid") && e["pid"].is_number()) {
+        s.pid = pid_ = jsonInteger(e, "pid");
         break;
       }
     }
@@ -106,7 +106,7 @@ class KinetoReader {
     DeviceRow d;
     d.session_id = kSession;
     d.device_id = jsonInteger(p, "id");
-    d.name = p.value("name", "");
+    d.name = jsonString(p, "name");
     d.compute_major = jsonInteger(p, "computeMajor");
     d.compute_minor = jsonInteger(p, "computeMinor");
     d.sm_count = jsonInteger(p, "numSms");
@@ -141,11 +141,11 @@ class KinetoReader {
   Status kernel(const json& e) {
     const json& a = args(e);
     KernelConfigRow c;
-    c.name = out_.intern(e.value("name", ""));
+    c.name = out_.intern(jsonString(e, "name"));
     const auto dims = [&](const char* key, int64_t& x, int64_t& y, int64_t& z) {
       const auto it = a.find(key);
       if (it == a.end() || !it->is_array() || it->size() != 3) return;
-      x = (*it)[0].get<int64_t>(), y = (*it)[1].get<int64_t>(), z = (*it)[2].get<int64_t>();
+      x = jsonIntegerOf((*it)[0], 0), y = jsonIntegerOf((*it)[1], 0), z = jsonIntegerOf((*it)[2], 0);
     };
     dims("grid", c.grid_x, c.grid_y, c.grid_z);
     dims("block", c.block_x, c.block_y, c.block_z);
@@ -160,7 +160,7 @@ class KinetoReader {
     MemcpyRow m = gpuWork<MemcpyRow>(e);
     m.bytes = jsonInteger(args(e), "bytes");
     // "Memcpy HtoD (Pageable -> Device)"
-    const std::string name = e.value("name", "");
+    const std::string name = jsonString(e, "name");
     const size_t space = name.find(' '), open = name.find(" ("), arrow = name.find(" -> "), close = name.rfind(')');
     if (space != std::string::npos && open != std::string::npos && open > space) {
       m.copy_kind =
@@ -176,7 +176,7 @@ class KinetoReader {
   Status memset(const json& e) {
     MemsetRow m = gpuWork<MemsetRow>(e);
     m.bytes = jsonInteger(args(e), "bytes");
-    const std::string name = e.value("name", "");  // "Memset (Device)"
+    const std::string name = jsonString(e, "name");  // "Memset (Device)"
     if (const size_t open = name.find(" ("); open != std::string::npos && name.size() > open + 3) {
       m.memory_kind = memoryKindNamed(std::string_view(name).substr(open + 2, name.size() - open - 3));
     }
@@ -188,7 +188,7 @@ class KinetoReader {
     ApiCallRow c;
     c.session_id = kSession;
     c.api = driver ? ApiKind::kDriver : ApiKind::kRuntime;
-    c.name = out_.intern(e.value("name", ""));
+    c.name = out_.intern(jsonString(e, "name"));
     c.cbid = jsonInteger(a, "cbid");
     c.thread_id = jsonInteger(e, "tid");
     c.start_ns = ns(e, "ts");
@@ -202,7 +202,7 @@ class KinetoReader {
     r.session_id = kSession;
     r.kind = NvtxKind::kRange;
     if (op) r.domain = out_.intern("PyTorch ops");
-    r.name = out_.intern(e.value("name", ""));
+    r.name = out_.intern(jsonString(e, "name"));
     r.thread_id = jsonInteger(e, "tid");
     r.start_ns = ns(e, "ts");
     r.end_ns = end(e);
@@ -228,7 +228,7 @@ class KinetoReader {
     // GPU rows name their streams with the device index as pid: only the process's own threads.
     if (!e.contains("tid") || !e["tid"].is_number() || jsonInteger(e, "pid", -1) != pid_) return Status::ok();
     ++threads_;
-    return out_.append(ThreadRow{kSession, jsonInteger(e, "tid"), args(e).value("name", "")});
+    return out_.append(ThreadRow{kSession, jsonInteger(e, "tid"), jsonString(args(e), "name")});
   }
 
   const json& trace_;

@@ -64,8 +64,9 @@ Status TraceReader::validate() {
   if (!tables) return tables.status();
   if (*tables == 0) {
     return Status(ErrorKind::kBadFormat,
-                  path() + ": an empty gpuscope trace: its writer stopped before the first commit (a full disk, or "
-                           "a crash at start)");
+                  path() +
+                      ": an empty gpuscope trace: its writer stopped before the first commit (a full disk, or "
+                      "a crash at start)");
   }
   // Touch every table once: a truncated or damaged file fails here with a clear message rather than
   // halfway through an export. Tables added after the file's version are allowed to be missing.

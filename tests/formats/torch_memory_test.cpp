@@ -1,6 +1,6 @@
-// PyTorch memory snapshots (tests/fixtures/pytorch_memory_snapshot.pickle, dumped on an H100, and its JSON twin) read into
-// trace rows; the bridge's allocator events merged into the session of their process; bad snapshots refused with one
-// clear error.
+// PyTorch memory snapshots (tests/fixtures/pytorch_memory_snapshot.pickle, dumped on an H100, and its JSON twin) read
+// into trace rows; the bridge's allocator events merged into the session of their process; bad snapshots refused with
+// one clear error.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -116,6 +116,26 @@ TEST(KinetoImport, AChromeTraceWithNothingToReadIsRefused) {
   Status other = importTrace(dir.path("other.json"), dir.path("t.gpuscope"), false);
   ASSERT_FALSE(other);
   EXPECT_NE(other.message().find("neither a torch.profiler trace"), std::string::npos) << other.message();
+}
+
+// Fields of an unexpected type (found by fuzz_import: "ph" as a number threw out of the importer) are read
+// as absent: the events that still make sense come across, the rest are skipped.
+TEST(KinetoImport, FieldsOfAnUnexpectedTypeAreReadAsAbsent) {
+  testing::TempDir dir;
+  testing::writeFile(dir.path("odd.json"), R"({"traceEvents": [
+    {"ph": 7, "cat": "kernel", "ts": 1, "dur": 2},
+    {"ph": "X", "cat": ["kernel"], "ts": 1},
+    {"ph": "X", "cat": "kernel", "name": 3, "ts": 10, "dur": "2",
+     "args": {"grid": ["a", 1e300, null], "block": [1, 1, 1], "correlation": 5}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 9, "dur": 1,
+     "pid": 1e300, "tid": "main", "args": {"correlation": 5}}]})");
+  Status s = importTrace(dir.path("odd.json"), dir.path("t.gpuscope"), false);
+  ASSERT_TRUE(s) << s.message();
+  Result<TraceReader> r = TraceReader::open(dir.path("t.gpuscope"));
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(*r->database().queryInt("SELECT count(*) FROM kernel"), 1);
+  EXPECT_EQ(*r->database().queryInt("SELECT count(*) FROM api_call"), 1);
+  EXPECT_EQ(*r->database().queryInt("SELECT grid_x FROM kernel_config"), 0);
 }
 
 TEST(TorchMemory, ImportWritesATrace) {
