@@ -277,6 +277,8 @@ Advice advise(const Context& c, Goal goal) {
   a.plan_predicted = chosen == every ? a.predicted : predictOutcome(c, chosen);  // the replay is not cheap
   if (chosen.empty()) a.plan_predicted = a.measured;
   a.notes = notesOn(c);
+  a.job = c.job;
+  for (const analysis::RankStep& r : c.job.ranks) a.rank_devices.push_back(c.trace.deviceLabel(r.device));
   a.plots = plotData(c);
   return a;
 }

@@ -31,9 +31,11 @@ struct Advice {
   plan::Outcome plan_predicted;                     // after the plan's fixes (those gpuscope applies, for the goal)
   int plan_fixes = 0;                               // findings whose fixes are in the plan
   std::string prediction_basis;
-  std::vector<Finding> findings;   // most to least to gain
-  std::vector<std::string> notes;  // what limits the advice (no iterations, no phases, data-quality warnings)
-  PlotData plots;                  // for the HTML report
+  std::vector<Finding> findings;          // most to least to gain
+  std::vector<std::string> notes;         // what limits the advice (no iterations, no phases, data-quality warnings)
+  analysis::JobView job;                  // the job's ranks, when the trace holds several; `device` is one of them
+  std::vector<std::string> rank_devices;  // per job.ranks entry, its device's label
+  PlotData plots;                         // for the HTML report
 
   const Finding* find(std::string_view id) const;  // the first finding of that rule, nullptr if none
 };

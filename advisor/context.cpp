@@ -64,43 +64,12 @@ std::string iterationsBasis(const Iterations& it, int64_t steady) {
   }
 }
 
-// The steady iterations that `take` accepts: each one's window, its period to the next when that one is taken
-// too, and the gap from its GPU end to the next one's start.
-struct StepWindows {
-  std::vector<Interval> windows, between;
-  std::vector<int64_t> periods;
-};
-
-template <typename Take>
-StepWindows stepWindows(const std::vector<analysis::Iteration>& list, size_t usable, Take take) {
-  StepWindows s;
-  for (size_t i = 0; i < usable; ++i) {
-    if (list[i].warmup || !take(i)) continue;
-    const int64_t end = std::max(list[i].end_ns, list[i].gpu_end_ns);
-    s.windows.push_back({list[i].start_ns, end});
-    if (i + 1 < usable && !list[i + 1].warmup && take(i + 1)) {
-      s.periods.push_back(list[i + 1].start_ns - list[i].start_ns);
-      if (list[i + 1].start_ns > end) s.between.push_back({end, list[i + 1].start_ns});
-    }
-  }
-  return s;
-}
-
 Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t device) {
   Step step;
-  const auto& list = it.list;
-  // Without NVTX ranges the last iteration has no end of its own: it runs on to the end of the program (and
-  // its clean-up), so it is left out.
-  const size_t usable =
-      it.source == analysis::IterationSource::kNvtx || list.size() < 4 ? list.size() : list.size() - 1;
-  StepWindows annotated = stepWindows(list, usable, [&](size_t i) { return !list[i].hook_free; });
-  // Timings from the steps the bridge's hooks did not slow; the first of them is left out, since the switch
-  // happened in it (and a compiled model may recompile there).
-  StepWindows timed =
-      stepWindows(list, usable, [&](size_t i) { return list[i].hook_free && i > 0 && list[i - 1].hook_free; });
-  const bool hook_free = timed.windows.size() >= 2;
-  if (!hook_free) timed = stepWindows(list, usable, [](size_t) { return true; });
-  if (annotated.windows.empty() || !hook_free) annotated = timed;
+  analysis::SteadySteps steady = analysis::steadySteps(it);
+  analysis::StepWindows& annotated = steady.annotated;
+  analysis::StepWindows& timed = steady.timed;
+  const bool hook_free = steady.hook_free;
   if (timed.windows.size() >= 2) {
     step.from_iterations = true;
     step.count = static_cast<int64_t>(annotated.windows.size());
@@ -312,6 +281,7 @@ Context buildContext(const TraceData& trace) {
   c.pools = analysis::analyzePools(trace);
   c.chains = analysis::findFusableChains(trace, c.iterations);
   c.host = measureHostWork(c);
+  c.job = analysis::analyzeJob(trace, c.kinds);
   findPreallocation(c);
   return c;
 }

@@ -10,6 +10,7 @@
 #include "analyzer/gpu_activity.h"
 #include "analyzer/intervals.h"
 #include "analyzer/iterations.h"
+#include "analyzer/job.h"
 #include "analyzer/kernel_classifier.h"
 #include "analyzer/memory_categories.h"
 #include "analyzer/memory_model.h"
@@ -87,6 +88,8 @@ struct Context {
   std::vector<analysis::PoolUsage> pools;
   std::vector<analysis::FusionPattern> chains;
   HostWork host;
+  // The job's ranks, where the trace holds several (torchrun, mpirun, srun); `session` is one of them.
+  analysis::JobView job;
   // JAX: XLA's allocator's reservation of half the GPU or more in one allocation, made up front (its
   // preallocation); the program's own use inside it is not in the trace. 0 when there is none.
   int64_t preallocated_bytes = 0;

@@ -38,6 +38,27 @@ std::string stepText(const Advice& a) {
   return formatDuration(a.measured.step_time_ns) + (a.per_step ? " per iteration" : " for the whole run");
 }
 
+std::string jobText(const Advice& a) {
+  const analysis::JobView& job = a.job;
+  if (job.ranks.empty()) return "";
+  std::string text = std::to_string(job.ranks.size()) + " ranks " + (job.one_host ? "on one host" : "on several hosts");
+  const auto rankWord = [&](size_t r) { return "rank " + std::to_string(job.ranks[r].rank); };
+  text += "; the job's step is " + rankWord(job.slowest) + "'s, the slowest: " + formatDuration(job.step_ns);
+  size_t fastest = 0;
+  for (size_t r = 0; r < job.ranks.size(); ++r) {
+    if (job.ranks[r].step_ns < job.ranks[fastest].step_ns) fastest = r;
+  }
+  if (job.ranks.size() == 2 || fastest != job.slowest) {
+    const size_t other = job.ranks.size() == 2 ? 1 - job.slowest : fastest;
+    text += " (" + std::string(job.ranks.size() == 2 ? "" : "fastest ") + rankWord(other) + ": " +
+            formatDuration(job.ranks[other].step_ns) + ")";
+  }
+  if (!job.unmatched.empty()) return text + "; collectives not compared: " + job.unmatched;
+  text += "; " + std::to_string(job.collectives) + " collectives matched across the ranks, ending within " +
+          formatDuration(job.clock_residual_ns) + " of each other";
+  return text + (job.one_host ? " (one clock)" : " after aligning the hosts' clocks on them");
+}
+
 std::string outcomeText(const Advice& a, const plan::Outcome& p) {
   const auto& m = a.measured;
   std::string text = formatDuration(p.step_time_ns) + (a.per_step ? " per iteration" : " for the run");

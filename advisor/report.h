@@ -24,7 +24,10 @@ inline constexpr int64_t kAdviceJsonVersion = 1;
 // Sentences every format shares.
 std::string gainText(const Finding& finding, bool per_step);  // "12.8 ms per step (42.8 % of the step)"
 std::string stepText(const Advice& advice);                   // "29.9 ms per iteration"
-std::string predictionText(const Advice& advice);             // "9.1 ms per iteration (3.3× faster) …"
+// "2 ranks on one host; the job's step is rank 1's, the slowest: 33.790 ms (rank 0: 33.777 ms) …"; "" unless
+// the trace holds a multi-rank job.
+std::string jobText(const Advice& advice);
+std::string predictionText(const Advice& advice);  // "9.1 ms per iteration (3.3× faster) …"
 // The plan's prediction: "9.8 ms per iteration (…) with the 3 fixes of the time plan, which gpuscope apply makes".
 std::string planText(const Advice& advice);
 

@@ -191,6 +191,7 @@ std::string renderHtml(const Advice& a) {
       "</title><style>" + kStyle + "</style></head><body>\n";
   out += "<h1>gpuscope advice: <code>" + escape(a.trace) + "</code></h1>\n<table>";
   if (!a.device.empty()) out += "<tr><th>Program</th><td>" + escape(a.framework + " on " + a.device) + "</td></tr>";
+  if (const std::string job = jobText(a); !job.empty()) out += "<tr><th>Job</th><td>" + escape(job) + "</td></tr>";
   out += "<tr><th>Step</th><td>" + escape(stepText(a)) + " <span class=\"basis\">(" + escape(a.step_basis) +
          ")</span></td></tr>";
   if (a.measured.peak_memory_bytes > 0) {

@@ -37,6 +37,36 @@ void writeFinding(JsonWriter& json, const Finding& f) {
   json.field("verify", f.verify).field("plan_status", f.plan_status).endObject();
 }
 
+// The job's ranks and the rank the others wait for; null for a single process.
+void writeJob(JsonWriter& json, const Advice& a) {
+  const analysis::JobView& job = a.job;
+  json.key("job");
+  if (job.ranks.empty()) {
+    json.null();
+    return;
+  }
+  json.beginObject().field("step_time_ns", job.step_ns).field("slowest_rank", job.ranks[job.slowest].rank);
+  json.field("one_host", job.one_host).field("collectives", job.collectives).field("unmatched", job.unmatched);
+  json.field("clock_residual_ns", job.clock_residual_ns).key("ranks").beginArray();
+  for (size_t r = 0; r < job.ranks.size(); ++r) {
+    const analysis::RankStep& s = job.ranks[r];
+    json.beginObject().field("rank", s.rank).field("device", a.rank_devices[r]).field("steps", s.steps);
+    json.field("step_time_ns", s.step_ns).field("compute_ns", s.compute_ns).field("comm_alone_ns", s.comm_alone_ns);
+    json.field("comm_overlapped_ns", s.comm_overlapped_ns).field("copy_ns", s.copy_ns).field("idle_ns", s.idle_ns);
+    json.field("clock_offset_ns", job.clock_offset_ns.empty() ? 0 : job.clock_offset_ns[r]).endObject();
+  }
+  json.endArray().key("straggler");
+  if (!job.straggler) {
+    json.null();
+  } else {
+    const analysis::Straggler& s = *job.straggler;
+    json.beginObject().field("rank", job.ranks[s.rank_index].rank).field("last_share", s.last_share);
+    json.field("late_ns", s.late_ns).field("wait_ns", s.wait_ns).field("cause", s.cause);
+    json.field("cause_ns", s.cause_ns).endObject();
+  }
+  json.endObject();
+}
+
 }  // namespace
 
 std::string renderJson(const Advice& a) {
@@ -53,7 +83,9 @@ std::string renderJson(const Advice& a) {
   for (const Finding& f : a.findings) writeFinding(json, f);
   json.endArray().key("notes").beginArray();
   for (const std::string& n : a.notes) json.value(n);
-  json.endArray().endObject();
+  json.endArray();
+  writeJob(json, a);
+  json.endObject();
   return json.text() + "\n";
 }
 

@@ -29,6 +29,7 @@ void appendFinding(std::string& out, const Finding& f, size_t n, bool per_step) 
 std::string renderMarkdown(const Advice& a) {
   std::string out = "# gpuscope advice: `" + a.trace + "`\n\n| | |\n|---|---|\n";
   if (!a.device.empty()) out += "| Program | " + a.framework + " on " + cell(a.device) + " |\n";
+  if (const std::string job = jobText(a); !job.empty()) out += "| Job | " + cell(job) + " |\n";
   out += "| Step | " + stepText(a) + " — " + cell(a.step_basis) + " |\n";
   if (a.measured.peak_memory_bytes > 0) {
     out += "| Peak memory | " + analysis::formatBytes(a.measured.peak_memory_bytes) + " (" + a.memory_basis + ") |\n";

@@ -76,6 +76,7 @@ std::string renderText(const Advice& a, int width_in, bool colour) {
   std::string out = style.bold("gpuscope advise") + ": " + a.trace + "\n";
   if (!a.device.empty()) out += "  " + a.framework + " on " + a.device + "\n";
   const std::string indent(12, ' ');
+  if (const std::string job = jobText(a); !job.empty()) out += "  Job       " + wrap(job, width, indent) + "\n";
   out += "  Step      " + wrap(stepText(a) + " (" + a.step_basis + ")", width, indent) + "\n";
   if (a.measured.peak_memory_bytes > 0) {
     out += "  Memory    " +

@@ -11,6 +11,7 @@ std::vector<Rule> allRules() {
   for (auto rules : {timeRules(), kernelRules(), memoryRules()}) all.insert(all.end(), rules.begin(), rules.end());
   all.push_back(allocationChurnRule());
   all.push_back(preallocationRule());
+  all.push_back(stragglerRule());
   return all;
 }
 

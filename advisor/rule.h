@@ -39,6 +39,7 @@ std::span<const Rule> memoryRules();
 // Rules added since the advisor passed 15 rules live one a file, in advisor/rules/.
 const Rule& allocationChurnRule();
 const Rule& preallocationRule();
+const Rule& stragglerRule();
 std::vector<Rule> allRules();
 
 // The launch-bound rule looking ahead: the host's work per step after the other fixes against the GPU's

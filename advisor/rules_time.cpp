@@ -381,13 +381,24 @@ void communicationAndCompute(const Context& c, std::vector<Interval>& comm, std:
   compute = analysis::mergeIntervals(std::move(compute));
 }
 
+// Per step, what the context's rank waits inside its collectives for the job's late rank, if another rank is
+// one: the straggler rule's figure.
+int64_t waitForStraggler(const Context& c) {
+  const auto& s = c.job.straggler;
+  if (!s || c.job.ranks[s->rank_index].session == c.session) return 0;
+  return s->last_share >= 0.5 ? s->wait_ns : 0;
+}
+
 std::optional<Finding> exposedCommunication(const Context& c) {
   std::vector<Interval> comm, compute;
   communicationAndCompute(c, comm, compute);
   if (comm.empty()) return std::nullopt;
   const int64_t overlap = analysis::overlapLength(comm, compute);
   const int64_t total = c.perStep(analysis::totalLength(comm));
-  const int64_t exposed = c.perStep(analysis::totalLength(comm) - overlap);
+  const int64_t alone = c.perStep(analysis::totalLength(comm) - overlap);
+  // Waiting inside collectives for a late rank is that rank's problem (the straggler rule), not overlap.
+  const int64_t waiting = waitForStraggler(c);
+  const int64_t exposed = std::max<int64_t>(0, alone - waiting);
   const int64_t compute_alone = c.perStep(analysis::totalLength(compute) - overlap);
   if (c.shareOfStep(exposed) < 0.05) return std::nullopt;
   Finding f = startFinding(c, kRules[5]);
@@ -397,6 +408,12 @@ std::optional<Finding> exposedCommunication(const Context& c) {
                             formatDuration(exposed) + " of it with no compute beside it (" +
                             formatShare(c.shareOfStep(exposed)) + " of the step)",
                         {{"time_range", "first exposed collective", comm.front().start, comm.front().end}}});
+  if (waiting > 0) {
+    f.evidence.push_back({"not counted: " + formatDuration(std::min(waiting, alone)) + " " + perStepWords(c) +
+                              " of waiting inside the collectives for rank " +
+                              std::to_string(c.job.ranks[c.job.straggler->rank_index].rank) + ", which arrives late",
+                          {}});
+  }
   f.evidence.push_back(
       {"compute with no communication beside it: " + formatDuration(compute_alone) + " " + perStepWords(c), {}});
   f.gain = timeGain(c, std::min(exposed, compute_alone),

@@ -54,6 +54,21 @@ inline int64_t overlapLength(const std::vector<Interval>& a, const std::vector<I
   return totalLength(intersect(a, b));
 }
 
+// The parts of a not covered by b (both disjoint and sorted), disjoint and sorted.
+inline std::vector<Interval> subtract(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  size_t j = 0;
+  for (Interval piece : a) {
+    while (j < b.size() && b[j].end <= piece.start) ++j;
+    for (size_t k = j; k < b.size() && b[k].start < piece.end; ++k) {
+      if (b[k].start > piece.start) out.push_back({piece.start, b[k].start});
+      piece.start = std::max(piece.start, b[k].end);
+    }
+    if (piece.end > piece.start) out.push_back(piece);
+  }
+  return out;
+}
+
 // The last of the disjoint, sorted intervals that starts at or before t; nullptr when none does.
 inline const Interval* lastStartingBy(const std::vector<Interval>& disjoint, int64_t t) {
   auto it =

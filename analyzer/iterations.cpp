@@ -139,32 +139,42 @@ Iterations bestGroup(std::map<RangeKey, std::vector<Iteration>>& groups, const s
   return best;
 }
 
+bool inSession(int32_t session, int32_t only) { return only == kNone || session == only; }
+
 // The program's own NVTX ranges first; the steps the PyTorch bridge's module ranges imply only without them.
-Iterations fromNvtx(const TraceData& t, const std::vector<int64_t>& launch) {
+// Only the ranges and launches of process `only`, unless it is kNone.
+Iterations fromNvtx(const TraceData& t, const std::vector<int64_t>& launch, int32_t only) {
   std::map<RangeKey, std::vector<Iteration>> groups;
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
     const std::string& name = t.text(t.nvtx.name[r]);
     if (t.nvtx.kind[r] != schema::NvtxKind::kRange || isBridgeRange(name) || isLibraryRange(name)) continue;
+    if (!inSession(t.nvtx.session[r], only)) continue;
     groups[{t.nvtx.session[r], t.nvtx.domain[r], withoutDigits(name), t.nvtx.thread_id[r]}].push_back(
         {t.nvtx.start_ns[r], t.nvtx.end_ns[r]});
   }
-  std::vector<int64_t> sorted_launch = launch;
+  std::vector<int64_t> sorted_launch;
+  for (size_t k = 0; k < launch.size(); ++k) {
+    if (inSession(t.kernels.session[k], only)) sorted_launch.push_back(launch[k]);
+  }
   std::sort(sorted_launch.begin(), sorted_launch.end());
   Iterations own = bestGroup(groups, sorted_launch);
   if (own.source == IterationSource::kNvtx) return own;
   std::map<RangeKey, std::vector<Iteration>> steps;
   addModuleSteps(t, steps);
+  std::erase_if(steps, [only](const auto& group) { return !inSession(std::get<0>(group.first), only); });
   return bestGroup(steps, sorted_launch);
 }
 
-// Kernels of the busiest device, in start order.
-std::vector<size_t> busiestDeviceKernels(const TraceData& t) {
+// Kernels of the busiest device (of process `only`, unless it is kNone), in start order.
+std::vector<size_t> busiestDeviceKernels(const TraceData& t, int32_t only) {
   std::vector<int64_t> per_device(t.devices.size(), 0);
-  for (int32_t d : t.kernels.device) ++per_device[d];
+  for (size_t k = 0; k < t.kernels.size(); ++k) {
+    if (inSession(t.kernels.session[k], only)) ++per_device[t.kernels.device[k]];
+  }
   const auto busiest = std::max_element(per_device.begin(), per_device.end()) - per_device.begin();
   std::vector<size_t> kernels;
   for (size_t k = 0; k < t.kernels.size(); ++k) {
-    if (t.kernels.device[k] == busiest) kernels.push_back(k);
+    if (t.kernels.device[k] == busiest && per_device[busiest] > 0) kernels.push_back(k);
   }
   return kernels;
 }
@@ -205,8 +215,8 @@ Iterations fromBoundaries(const TraceData& t, const std::vector<int64_t>& launch
 // A kernel that runs once per iteration: of the names seen at least three times and at most once per
 // three kernels (so a loop of two alternating kernels is not taken for two-kernel iterations), the one
 // whose occurrences split the sequence most evenly; ties go to the one seen first (the iteration's start).
-Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& launch) {
-  const std::vector<size_t> kernels = busiestDeviceKernels(t);
+Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& launch, int32_t only) {
+  const std::vector<size_t> kernels = busiestDeviceKernels(t, only);
   const size_t n = kernels.size();
   std::unordered_map<int32_t, std::vector<size_t>> positions;  // name id -> positions in the sequence
   for (size_t p = 0; p < n; ++p) positions[t.configs[t.kernels.config[kernels[p]]].name.id].push_back(p);
@@ -231,8 +241,8 @@ Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& lau
 }
 
 // The host synchronisations of the busiest device's process, as iteration ends.
-Iterations fromHostSyncs(const TraceData& t, const std::vector<int64_t>& launch) {
-  const std::vector<size_t> kernels = busiestDeviceKernels(t);
+Iterations fromHostSyncs(const TraceData& t, const std::vector<int64_t>& launch, int32_t only) {
+  const std::vector<size_t> kernels = busiestDeviceKernels(t, only);
   if (kernels.empty()) return {};
   const int32_t session = t.kernels.session[kernels[0]];
   std::vector<int64_t> boundaries{t.startNs()};
@@ -292,21 +302,54 @@ int32_t Iterations::steadyIterationAt(int64_t gpu_ns) const {
   return static_cast<int32_t>(it - list.begin() - 1);
 }
 
-Iterations findIterations(const TraceData& trace) {
+Iterations findIterations(const TraceData& trace, int32_t session) {
   if (trace.kernels.size() == 0) return {};
   const std::vector<int64_t> launch = launchTimes(trace);
-  Iterations it = fromNvtx(trace, launch);
+  Iterations it = fromNvtx(trace, launch, session);
   if (it.source == IterationSource::kNvtx) {
     assignKernels(trace, launch, it.session, it);
   } else {
-    it = fromKernelPattern(trace, launch);
-    if (it.source == IterationSource::kNotFound) it = fromHostSyncs(trace, launch);
+    it = fromKernelPattern(trace, launch, session);
+    if (it.source == IterationSource::kNotFound) it = fromHostSyncs(trace, launch, session);
   }
   if (it.source != IterationSource::kNotFound) {
     markHookFree(trace, it);
     markWarmup(it);
   }
   return it;
+}
+
+namespace {
+
+// The steady iterations that `take` accepts.
+template <typename Take>
+StepWindows stepWindows(const std::vector<Iteration>& list, size_t usable, Take take) {
+  StepWindows s;
+  for (size_t i = 0; i < usable; ++i) {
+    if (list[i].warmup || !take(i)) continue;
+    const int64_t end = std::max(list[i].end_ns, list[i].gpu_end_ns);
+    s.windows.push_back({list[i].start_ns, end});
+    if (i + 1 < usable && !list[i + 1].warmup && take(i + 1)) {
+      s.periods.push_back(list[i + 1].start_ns - list[i].start_ns);
+      s.spans.push_back({list[i].start_ns, list[i + 1].start_ns});
+      if (list[i + 1].start_ns > end) s.between.push_back({end, list[i + 1].start_ns});
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+SteadySteps steadySteps(const Iterations& it) {
+  const auto& list = it.list;
+  const size_t usable = it.source == IterationSource::kNvtx || list.size() < 4 ? list.size() : list.size() - 1;
+  SteadySteps s;
+  s.annotated = stepWindows(list, usable, [&](size_t i) { return !list[i].hook_free; });
+  s.timed = stepWindows(list, usable, [&](size_t i) { return list[i].hook_free && i > 0 && list[i - 1].hook_free; });
+  s.hook_free = s.timed.windows.size() >= 2;
+  if (!s.hook_free) s.timed = stepWindows(list, usable, [](size_t) { return true; });
+  if (s.annotated.windows.empty() || !s.hook_free) s.annotated = s.timed;
+  return s;
 }
 
 std::string_view toString(IterationSource source) {

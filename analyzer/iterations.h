@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analyzer/duration_stats.h"
+#include "analyzer/intervals.h"
 #include "analyzer/trace_data.h"
 
 namespace gpuscope::analysis {
@@ -37,7 +38,28 @@ struct Iterations {
   int32_t steadyIterationAt(int64_t gpu_ns) const;
 };
 
-Iterations findIterations(const TraceData& trace);
+// Steady iterations as stretches of time: each one's window (its start to its GPU end), its period to the
+// next when that one is taken too, that period as an interval, and the gap from its GPU end to the next
+// one's start.
+struct StepWindows {
+  std::vector<Interval> windows, spans, between;
+  std::vector<int64_t> periods;
+};
+
+// The steady iterations a step is measured on. Where the PyTorch bridge removed its module hooks part-way
+// and at least two hook-free steps follow, `timed` are those (less the first, in which the switch happened
+// and a compiled model may recompile) and `annotated` the ones before; otherwise both are every steady
+// iteration. Without NVTX ranges the last iteration has no end of its own (it runs on into the program's
+// clean-up) and is left out.
+struct SteadySteps {
+  StepWindows annotated, timed;
+  bool hook_free = false;
+};
+SteadySteps steadySteps(const Iterations& it);
+
+// The iterations of one process (index into trace.sessions: a rank of a job), or with kNone of the process
+// whose ranges or kernels cover the most of the trace's work.
+Iterations findIterations(const TraceData& trace, int32_t session = kNone);
 
 std::string_view toString(IterationSource source);  // "nvtx", "kernel pattern", "host sync", "none"
 

@@ -419,7 +419,9 @@ std::string TraceData::deviceLabel(int32_t device) const {
   std::string label = "GPU " + std::to_string(d.device_id) + " (" + d.name + ")";
   if (sessions.size() > 1) {
     for (const schema::SessionRow& s : sessions) {
-      if (s.id == d.session_id) label += " of pid " + std::to_string(s.pid);
+      if (s.id != d.session_id) continue;
+      label += " of pid " + std::to_string(s.pid);
+      if (s.rank) label += " (rank " + std::to_string(*s.rank) + ")";
     }
   }
   return label;

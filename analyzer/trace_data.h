@@ -120,9 +120,10 @@ struct TraceData {
 
   const std::string& text(int32_t string_id) const;
   const std::string& kernelName(size_t kernel) const { return text(configs[kernels.config[kernel]].name.id); }
-  std::string deviceLabel(int32_t device) const;  // "GPU 0 (NVIDIA H100 80GB HBM3)", with the pid when several
-  int64_t startNs() const { return start_ns_; }   // first event of any kind
-  int64_t endNs() const { return end_ns_; }       // last end of any kind
+  // "GPU 0 (NVIDIA H100 80GB HBM3)"; with several processes "… of pid 650", and "(rank 0)" when it gave one.
+  std::string deviceLabel(int32_t device) const;
+  int64_t startNs() const { return start_ns_; }  // first event of any kind
+  int64_t endNs() const { return end_ns_; }      // last end of any kind
   int64_t durationNs() const { return end_ns_ > start_ns_ ? end_ns_ - start_ns_ : 0; }
   size_t eventCount() const;
 

@@ -1,6 +1,8 @@
 // gpuscope info: what a trace holds — processes, GPUs, event counts and data-quality warnings.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "cli/command.h"
 #include "formats/trace_reader.h"
@@ -19,12 +21,63 @@ std::string versionText(std::optional<int64_t> v) {
 void printSession(const SessionRow& s) {
   std::printf("  pid %lld on %s", static_cast<long long>(s.pid), s.hostname.c_str());
   if (s.rank) std::printf(", rank %lld", static_cast<long long>(*s.rank));
+  if (s.rank && s.world_size) std::printf(" of %lld", static_cast<long long>(*s.world_size));
+  if (s.rank && s.local_rank) std::printf(" (local rank %lld)", static_cast<long long>(*s.local_rank));
   std::printf(": %s\n", s.command_line.c_str());
   std::printf("    CUDA driver %s, runtime %s, CUPTI API %s, gpuscope %s", versionText(s.cuda_driver_version).c_str(),
               versionText(s.cuda_runtime_version).c_str(),
               s.cupti_version ? std::to_string(*s.cupti_version).c_str() : "unknown", s.gpuscope_version.c_str());
   if (s.end_ns) std::printf(", recorded for %.3f s", static_cast<double>(*s.end_ns - s.start_ns) / 1e9);
   std::printf("\n");
+}
+
+// Each physical GPU once (by its UUID; by host, index and name where the collector had none), with the processes
+// that saw it: every process of a job sees every GPU of its host.
+void printGpus(const std::vector<SessionRow>& sessions, const std::vector<DeviceRow>& devices) {
+  std::map<int64_t, const SessionRow*> by_id;
+  for (const SessionRow& s : sessions) by_id[s.id] = &s;
+  std::vector<std::pair<const DeviceRow*, std::string>> gpus;  // first row seen, and the pids that saw it
+  std::map<std::string, size_t> index;
+  for (const DeviceRow& d : devices) {
+    const SessionRow* s = by_id.count(d.session_id) ? by_id[d.session_id] : nullptr;
+    const std::string host = s ? s->hostname : "";
+    const std::string key = d.uuid.empty() ? host + "/" + std::to_string(d.device_id) + "/" + d.name : d.uuid;
+    auto [it, added] = index.emplace(key, gpus.size());
+    if (added) gpus.push_back({&d, ""});
+    std::string& pids = gpus[it->second].second;
+    if (s) pids += (pids.empty() ? "" : ", ") + std::to_string(s->pid);
+  }
+  std::printf("GPUs: %zu\n", gpus.size());
+  for (const auto& [d, pids] : gpus) {
+    std::printf("  GPU %lld: %s, sm_%lld%lld, %lld SMs, %.1f GiB", static_cast<long long>(d->device_id),
+                d->name.c_str(), static_cast<long long>(d->compute_major), static_cast<long long>(d->compute_minor),
+                static_cast<long long>(d->sm_count), static_cast<double>(d->global_memory_bytes) / (1 << 30));
+    if (sessions.size() > 1)
+      std::printf(", seen by pid%s %s", pids.find(',') == std::string::npos ? "" : "s", pids.c_str());
+    std::printf("\n");
+  }
+}
+
+// Each data-quality note once, with the number of processes that noted it.
+void printQuality(const std::vector<DataQualityRow>& quality) {
+  std::printf("data quality:%s\n", quality.empty() ? " no problems recorded" : "");
+  std::vector<std::pair<const DataQualityRow*, int>> notes;
+  for (const DataQualityRow& q : quality) {
+    auto same = std::find_if(notes.begin(), notes.end(), [&](const auto& n) {
+      return n.first->severity == q.severity && n.first->code == q.code && n.first->count == q.count &&
+             n.first->message == q.message;
+    });
+    if (same == notes.end()) {
+      notes.push_back({&q, 1});
+    } else {
+      ++same->second;
+    }
+  }
+  for (const auto& [q, processes] : notes) {
+    std::printf("  %s %s (%lld)%s: %s\n", std::string(enumName(q->severity)).c_str(), q->code.c_str(),
+                static_cast<long long>(q->count),
+                processes > 1 ? (" in " + std::to_string(processes) + " processes").c_str() : "", q->message.c_str());
+  }
 }
 
 Status printCounts(TraceReader& reader) {
@@ -67,18 +120,9 @@ int runInfo(const ParsedArgs& args) {
   }
   std::printf("processes: %zu\n", sessions->size());
   for (const SessionRow& s : *sessions) printSession(s);
-  std::printf("GPUs: %zu\n", devices->size());
-  for (const DeviceRow& d : *devices) {
-    std::printf("  GPU %lld: %s, sm_%lld%lld, %lld SMs, %.1f GiB\n", static_cast<long long>(d.device_id),
-                d.name.c_str(), static_cast<long long>(d.compute_major), static_cast<long long>(d.compute_minor),
-                static_cast<long long>(d.sm_count), static_cast<double>(d.global_memory_bytes) / (1 << 30));
-  }
+  printGpus(*sessions, *devices);
   if (Status status = printCounts(*reader); !status) return reportError("info", status);
-  std::printf("data quality:%s\n", quality->empty() ? " no problems recorded" : "");
-  for (const DataQualityRow& q : *quality) {
-    std::printf("  %s %s (%lld): %s\n", std::string(enumName(q.severity)).c_str(), q.code.c_str(),
-                static_cast<long long>(q.count), q.message.c_str());
-  }
+  printQuality(*quality);
   return kExitOk;
 }
 

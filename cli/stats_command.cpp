@@ -6,6 +6,7 @@
 
 #include "analyzer/fusion_chains.h"
 #include "analyzer/iterations.h"
+#include "analyzer/job.h"
 #include "analyzer/memory_categories.h"
 #include "analyzer/memory_model.h"
 #include "analyzer/memory_pools.h"
@@ -230,6 +231,39 @@ Report iterationsReport(const analysis::Iterations& it) {
   return r;
 }
 
+// The job's ranks, one row each; no rows for a single process.
+Report ranksReport(const analysis::JobView& job, const analysis::TraceData& trace) {
+  std::string title = "Ranks";
+  if (!job.ranks.empty()) {
+    title += " (" + std::to_string(job.ranks.size()) + " ranks on " + (job.one_host ? "one host" : "several hosts") +
+             "; the job's step " + formatDuration(job.step_ns) + " is rank " +
+             std::to_string(job.ranks[job.slowest].rank) + "'s; " +
+             (job.unmatched.empty() ? std::to_string(job.collectives) + " collectives matched, ending within " +
+                                          formatDuration(job.clock_residual_ns) + " of each other"
+                                    : "collectives not compared: " + job.unmatched) +
+             "; per step, start to next start)";
+  }
+  Report r{"ranks",
+           title,
+           {{"rank", "Rank", Unit::kCount},
+            {"steps", "Steps", Unit::kCount},
+            {"step_ns", "Step", Unit::kNanoseconds},
+            {"compute_ns", "Compute", Unit::kNanoseconds},
+            {"comm_alone_ns", "Comm alone", Unit::kNanoseconds},
+            {"comm_overlapped_ns", "Comm overlapped", Unit::kNanoseconds},
+            {"copy_ns", "Copies", Unit::kNanoseconds},
+            {"idle_ns", "Idle", Unit::kNanoseconds},
+            {"last_share", "Last at collectives", Unit::kShare},
+            {"late_ns", "Late by", Unit::kNanoseconds},
+            {"device", "Device", Unit::kText}},
+           {}};
+  for (const analysis::RankStep& x : job.ranks) {
+    r.rows.push_back({x.rank, x.steps, x.step_ns, x.compute_ns, x.comm_alone_ns, x.comm_overlapped_ns, x.copy_ns,
+                      x.idle_ns, x.last_share, x.late_ns, trace.deviceLabel(x.device)});
+  }
+  return r;
+}
+
 Report memoryReport(const analysis::MemoryAnalysis& m, const analysis::TraceData& trace) {
   const auto& leak = m.leak;
   const bool tensors = m.hasTensors();
@@ -406,6 +440,7 @@ std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace)
           streamsReport(s, trace),
           timelineReport(analysis::analyzeTimeline(trace), trace),
           iterationsReport(iterations),
+          ranksReport(analysis::analyzeJob(trace, analysis::classifyConfigs(trace)), trace),
           memoryReport(memory, trace),
           memoryCategoriesReport(categories),
           memoryModulesReport(analysis::memoryByModule(trace, memory, categories)),
@@ -451,7 +486,8 @@ constexpr OptionSpec kOptions[] = {
     {"format", 0, "table|csv|json", "output format (default: table)"},
     {"report", 0, "NAME",
      "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams, timeline, "
-     "iterations, memory, memory_categories, memory_modules, memory_model, memory_peak, memory_pools, fusion (nsys "
+     "iterations, ranks, memory, memory_categories, memory_modules, memory_model, memory_peak, memory_pools, fusion "
+     "(nsys "
      "names such as "
      "cuda_gpu_kern_sum also work)"},
     {"limit", 0, "N", "rows per table in the table format (default: 20; 0: all)"},
@@ -487,6 +523,8 @@ int runStats(const ParsedArgs& args) {
     return reportError("stats", Status(ErrorKind::kUsage, "--format csv writes one report: add --report NAME"));
   }
   for (size_t i = 0; i < reports.size(); ++i) {
+    // A single process is no job: its empty ranks table is left out unless asked for.
+    if (format == "table" && reports[i].name == "ranks" && reports[i].rows.empty() && !args.get("report")) continue;
     if (format == "csv") {
       writeCsv(stdout, reports[i]);
     } else if (reports[i].name == "summary" || reports[i].name == "timeline") {

@@ -376,6 +376,52 @@ TEST(Advisor, ExposedCommunicationOnBuiltTraces) {
   EXPECT_FALSE(adviceOnBuiltSteps(true).find("exposed_communication"));
 }
 
+Advice adviceOnPath(const std::string& path) {
+  Result<analysis::TraceData> trace = analysis::loadTrace(path);
+  EXPECT_TRUE(trace) << (trace ? "" : trace.status().message());
+  return trace ? advise(buildContext(*trace)) : Advice{};
+}
+
+// A built 2-rank job whose rank 1 is 300 µs late to its all-reduce each step: rank 0 waits there, which is
+// the straggler's to fix, not communication to overlap; with both ranks on time neither rule fires.
+TEST(Advisor, StragglerOnBuiltJobs) {
+  TempDir dir;
+  const Advice late = adviceOnPath(testing::buildTwoRankJob(dir.dir(), {}));
+  const Finding* f = late.find("straggler");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->title, "Rank 1 makes the other ranks wait 300.000 us per step at their collectives");
+  EXPECT_EQ(f->gain.time_ns, 300'000);
+  EXPECT_NE(f->fix.summary.find("rank 1's host"), std::string::npos) << f->fix.summary;
+  // Rank 0's all-reduce runs alone for 380 µs a step, 300 µs of it waiting for rank 1: 80 µs are left.
+  const Finding* comm = late.find("exposed_communication");
+  ASSERT_TRUE(comm);
+  EXPECT_EQ(comm->title, "Communication runs alone for 80.000 us per step");
+  EXPECT_NE(comm->evidence[1].text.find("not counted: 300.000 us"), std::string::npos) << comm->evidence[1].text;
+  EXPECT_NE(jobText(late).find("2 ranks on one host"), std::string::npos) << jobText(late);
+  TempDir on_time_dir;
+  const Advice on_time = adviceOnPath(testing::buildTwoRankJob(on_time_dir.dir(), {.late_ns = 0}));
+  EXPECT_FALSE(on_time.find("straggler"));
+  ASSERT_EQ(on_time.job.ranks.size(), 2u);
+  EXPECT_FALSE(on_time.job.straggler);  // nobody arrives later than anybody
+}
+
+// The real 2-rank DDP job (tests/fixtures/multirank/README.md): rank 1's host is the slow one, in its forward
+// pass; rank 0's 7.6 ms of communication alone per step is waiting for it, so no overlap finding.
+TEST(Advisor, StragglerOnARealDdpJob) {
+  const Advice a = adviceOnPath(GPUSCOPE_MULTIRANK_TRACE);
+  EXPECT_EQ(a.device, "GPU 0 (NVIDIA H200) of pid 650 (rank 0)");
+  const Finding* f = a.find("straggler");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->title.rfind("Rank 1 makes the other ranks wait", 0), 0u) << f->title;
+  EXPECT_NE(f->evidence[1].text.find("its host work"), std::string::npos) << f->evidence[1].text;
+  EXPECT_NE(f->evidence[1].text.find("forward pass"), std::string::npos) << f->evidence[1].text;
+  EXPECT_GT(f->gain.share_of_step, 0.1);
+  EXPECT_LT(f->gain.time_ns, a.job.straggler->late_ns);  // the extra host work, not the whole wait
+  EXPECT_FALSE(a.find("exposed_communication"));
+  const std::string json = renderJson(a);
+  EXPECT_NE(json.find("\"slowest_rank\":1"), std::string::npos);
+}
+
 TEST(Advisor, TraceWithoutGpuWorkSaysSo) {
   TempDir dir;
   ASSERT_TRUE(testing::writeEmptyTrace(dir.path("e.gpuscope")));
@@ -394,7 +440,7 @@ TEST(Advisor, RulesHaveUniqueIdsAndThresholds) {
     EXPECT_TRUE(ids.insert(r.id).second) << r.id;
     EXPECT_FALSE(r.fires_when.empty() || r.reads.empty() || r.why.empty() || r.verify.empty()) << r.id;
   }
-  EXPECT_EQ(ids.size(), 17u);
+  EXPECT_EQ(ids.size(), 18u);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/support/sample_trace.h"
@@ -101,6 +103,24 @@ TEST(Cli, MergeCombinesTraces) {
   EXPECT_NE(info.out.find("processes: 2"), std::string::npos) << info.out;
   EXPECT_NE(info.out.find("kernel             10 rows"), std::string::npos) << info.out;
   EXPECT_EQ(gpuscope({"merge", dir.path("a.gpuscope")}).status, 2);  // no -o
+}
+
+// The real 2-rank DDP job (tests/fixtures/multirank/README.md): each GPU once though three processes saw both,
+// the ranks with their world size, and a ranks table with one row per rank.
+TEST(Cli, MultiRankJob) {
+  CliRun info = gpuscope({"info", GPUSCOPE_MULTIRANK_TRACE});
+  EXPECT_EQ(info.status, 0) << info.err;
+  EXPECT_NE(info.out.find("GPUs: 2\n"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("seen by pids 629, 650, 651"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("rank 1 of 2 (local rank 1)"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("in 3 processes"), std::string::npos) << info.out;
+  CliRun ranks = gpuscope({"stats", "--report", "ranks", "--format", "csv", GPUSCOPE_MULTIRANK_TRACE});
+  EXPECT_EQ(ranks.status, 0) << ranks.err;
+  EXPECT_EQ(std::count(ranks.out.begin(), ranks.out.end(), '\n'), 3) << ranks.out;  // header and two ranks
+  CliRun table = gpuscope({"stats", GPUSCOPE_MULTIRANK_TRACE});
+  EXPECT_NE(table.out.find("Ranks (2 ranks on one host"), std::string::npos) << table.out;
+  CliRun single = gpuscope({"stats", testing::fixturePath("pytorch_gpt2_step.gpuscope")});
+  EXPECT_EQ(single.out.find("Ranks"), std::string::npos);  // one process: no ranks table
 }
 
 TEST(Cli, UsageErrorsExitWithTwo) {
@@ -265,9 +285,9 @@ TEST(Cli, InfoDescribesTheTrace) {
   ASSERT_TRUE(testing::writeSampleTrace(dir.path("run.gpuscope")));
   CliRun r = gpuscope({"info", dir.path("run.gpuscope")});
   EXPECT_EQ(r.status, 0) << r.err;
-  for (const char* text : {"pid 4242 on gpu-node-1, rank 0: python train.py --lr 0.1", "CUDA driver 13.0",
-                           "GPU 0: NVIDIA H100 80GB HBM3, sm_90, 132 SMs, 79.2 GiB", "kernel             5 rows",
-                           "warning dropped_records (3)"}) {
+  for (const char* text : {"pid 4242 on gpu-node-1, rank 0 of 1 (local rank 0): python train.py --lr 0.1",
+                           "CUDA driver 13.0", "GPU 0: NVIDIA H100 80GB HBM3, sm_90, 132 SMs, 79.2 GiB",
+                           "kernel             5 rows", "warning dropped_records (3)"}) {
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
   }
 }

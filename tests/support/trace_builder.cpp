@@ -1,6 +1,10 @@
 #include "tests/support/trace_builder.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <vector>
+
+#include "formats/trace_merge.h"
 
 namespace gpuscope::testing {
 
@@ -19,11 +23,15 @@ TraceWriter createWriter(const std::string& path) {
 
 }  // namespace
 
-TraceBuilder::TraceBuilder(const std::string& path) : writer_(createWriter(path)) {
+TraceBuilder::TraceBuilder(const std::string& path) : TraceBuilder(path, -1, "test-host") {}
+
+TraceBuilder::TraceBuilder(const std::string& path, int64_t rank, const std::string& host)
+    : writer_(createWriter(path)) {
   SessionRow session;
   session.id = kSession;
-  session.pid = 100;
-  session.hostname = "test-host";
+  session.pid = 100 + std::max<int64_t>(rank, 0);
+  session.hostname = host;
+  if (rank >= 0) session.rank = session.local_rank = rank;
   session.command_line = "./program";
   DeviceRow device;
   device.session_id = kSession;
@@ -125,6 +133,27 @@ TraceBuilder& TraceBuilder::memory(MemoryOp op, int64_t address, int64_t bytes, 
 Status TraceBuilder::finish() {
   if (!status_) return status_;
   return writer_.finish();
+}
+
+std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& job) {
+  const char* gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+  const TwoRankJob rank0{.late_ns = 0, .host1 = "host-a", .skew_ns = 0, .collective1 = TwoRankJob{}.collective1};
+  std::vector<std::string> traces;
+  for (int rank = 0; rank < 2; ++rank) {
+    const TwoRankJob& r = rank == 0 ? rank0 : job;
+    traces.push_back((dir / ("rank" + std::to_string(rank) + ".gpuscope")).string());
+    TraceBuilder b(traces.back(), rank, rank == 0 ? "host-a" : job.host1);
+    for (int step = 0; step < 6; ++step) {
+      const int64_t t = step * 1'000'000 + r.skew_ns;
+      b.nvtx("step", t, t + 950'000);
+      b.kernel(gemm, t + 10'000 + r.late_ns, t + 510'000 + r.late_ns, 7, t + 5'000 + r.late_ns);
+      b.kernel(r.collective1, t + 520'000 + r.late_ns, t + 900'000, 9, t + 6'000 + r.late_ns);
+    }
+    if (Status s = b.finish(); !s) throw std::runtime_error(s.message());
+  }
+  const std::string merged = (dir / "job.gpuscope").string();
+  if (Status s = mergeTraces(traces, merged, {}); !s) throw std::runtime_error(s.message());
+  return merged;
 }
 
 }  // namespace gpuscope::testing

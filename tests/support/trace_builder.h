@@ -3,6 +3,7 @@
 // correlation ids join) unless said otherwise.
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 #include "formats/status.h"
@@ -13,6 +14,8 @@ namespace gpuscope::testing {
 class TraceBuilder {
  public:
   explicit TraceBuilder(const std::string& path);
+  // One rank of a job (a process that gave its RANK), on `host`: build one per rank, then mergeTraces().
+  TraceBuilder(const std::string& path, int64_t rank, const std::string& host);
 
   // A kernel on a stream, launched by cudaLaunchKernel at launch_ns (or 1 µs before start when < 0).
   TraceBuilder& kernel(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t stream = 7,
@@ -38,5 +41,18 @@ class TraceBuilder {
   Status status_;
   int64_t next_correlation_ = 1;
 };
+
+// A built 2-rank job of six 1 ms steps (NVTX "step"), merged into one trace at `dir`/job.gpuscope. Each step a
+// rank's host issues a 500 µs GEMM and then an all-reduce that ends at 900 µs on both ranks. Rank 1's host is
+// `late_ns` late to issue its GEMM each step, so rank 0 waits that long in its all-reduce; rank 1 runs on
+// `host1`, whose clock reads `skew_ns` more than rank 0's (host "host-a"), and its collective is named
+// `collective1`.
+struct TwoRankJob {
+  int64_t late_ns = 300'000;
+  std::string host1 = "host-a";
+  int64_t skew_ns = 0;
+  std::string collective1 = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+};
+std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& job);
 
 }  // namespace gpuscope::testing

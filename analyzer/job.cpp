@@ -1,0 +1,262 @@
+#include "analyzer/job.h"
+
+#include <algorithm>
+#include <array>
+
+#include "analyzer/duration_stats.h"
+#include "analyzer/intervals.h"
+#include "analyzer/iterations.h"
+
+namespace gpuscope::analysis {
+
+namespace {
+
+// Collectives matched by order only hold when the ranks issued the same ones: more differing names than
+// this share means the sequences are not one job's.
+constexpr double kMismatchedNames = 0.1;
+
+// What ran on a rank's device, inside its timed steps, as disjoint intervals.
+struct RankActivity {
+  std::vector<Interval> spans;  // the timed steps, start to next start
+  std::vector<Interval> comm, compute, copies, idle;
+  std::vector<Interval> comm_kernels;  // every communication kernel of the device, whole run, in start order
+  std::vector<int32_t> comm_names;     // their names (string ids)
+};
+
+bool isComm(const TraceData& t, const std::vector<KernelKind>& kinds, size_t k) {
+  return kinds[t.kernels.config[k]].cls == KernelClass::kCommunication;
+}
+
+// The processes that are ranks: those with GPU work that gave a rank, or that ran communication kernels.
+std::vector<int32_t> rankSessions(const TraceData& t, const std::vector<KernelKind>& kinds) {
+  std::vector<bool> gpu(t.sessions.size(), false), comm(t.sessions.size(), false);
+  for (size_t k = 0; k < t.kernels.size(); ++k) {
+    gpu[t.kernels.session[k]] = true;
+    if (isComm(t, kinds, k)) comm[t.kernels.session[k]] = true;
+  }
+  std::vector<int32_t> ranks;
+  for (size_t s = 0; s < t.sessions.size(); ++s) {
+    if (gpu[s] && (t.sessions[s].rank.has_value() || comm[s])) ranks.push_back(static_cast<int32_t>(s));
+  }
+  return ranks;
+}
+
+int32_t busiestDevice(const TraceData& t, int32_t session) {
+  std::vector<int64_t> busy(t.devices.size(), 0);
+  for (size_t k = 0; k < t.kernels.size(); ++k) {
+    if (t.kernels.session[k] == session) busy[t.kernels.device[k]] += t.kernels.end_ns[k] - t.kernels.start_ns[k];
+  }
+  return static_cast<int32_t>(std::max_element(busy.begin(), busy.end()) - busy.begin());
+}
+
+RankActivity activityOf(const TraceData& t, const std::vector<KernelKind>& kinds, const RankStep& r,
+                        const std::vector<Interval>& spans) {
+  RankActivity a;
+  a.spans = mergeIntervals(spans);
+  std::vector<Interval> comm, compute, copies;
+  for (size_t k = 0; k < t.kernels.size(); ++k) {
+    if (t.kernels.device[k] != r.device) continue;
+    const Interval i{t.kernels.start_ns[k], t.kernels.end_ns[k]};
+    if (isComm(t, kinds, k)) {
+      comm.push_back(i);
+      a.comm_kernels.push_back(i);
+      a.comm_names.push_back(t.configs[t.kernels.config[k]].name.id);
+    } else {
+      compute.push_back(i);
+    }
+  }
+  for (size_t c = 0; c < t.copies.size(); ++c) {
+    if (t.copies.device[c] == r.device) copies.push_back({t.copies.start_ns[c], t.copies.end_ns[c]});
+  }
+  for (size_t m = 0; m < t.memsets.size(); ++m) {
+    if (t.memsets.device[m] == r.device) copies.push_back({t.memsets.start_ns[m], t.memsets.end_ns[m]});
+  }
+  a.comm = intersect(mergeIntervals(std::move(comm)), a.spans);
+  a.compute = intersect(mergeIntervals(std::move(compute)), a.spans);
+  std::vector<Interval> kernels = a.comm;
+  kernels.insert(kernels.end(), a.compute.begin(), a.compute.end());
+  kernels = mergeIntervals(std::move(kernels));
+  a.copies = subtract(intersect(mergeIntervals(std::move(copies)), a.spans), kernels);
+  std::vector<Interval> busy = kernels;
+  busy.insert(busy.end(), a.copies.begin(), a.copies.end());
+  a.idle = subtract(a.spans, mergeIntervals(std::move(busy)));
+  return a;
+}
+
+// The rank's step and its breakdown, from its own iterations.
+RankActivity measureRank(const TraceData& t, const std::vector<KernelKind>& kinds, RankStep& r) {
+  const Iterations it = findIterations(t, r.session);
+  const SteadySteps steady = steadySteps(it);
+  const StepWindows& timed = steady.timed;
+  RankActivity a = activityOf(t, kinds, r, timed.spans);
+  r.steps = static_cast<int64_t>(timed.spans.size());
+  if (r.steps == 0) return a;
+  std::vector<int64_t> periods = timed.periods;
+  r.step_ns = summarize(periods).median;
+  const std::vector<Interval> overlapped = intersect(a.comm, a.compute);
+  const int64_t n = r.steps;
+  r.comm_overlapped_ns = totalLength(overlapped) / n;
+  r.comm_alone_ns = (totalLength(a.comm) - totalLength(overlapped)) / n;
+  r.compute_ns = (totalLength(a.compute) - totalLength(overlapped)) / n;
+  r.copy_ns = totalLength(a.copies) / n;
+  r.idle_ns = totalLength(a.idle) / n;
+  r.between_ns = overlapLength(a.idle, mergeIntervals(timed.between)) / n;
+  return a;
+}
+
+// Matches the ranks' collectives by order and sets the clocks' offsets and residual; returns the matched
+// collectives' [start, end) per rank, or nothing when they cannot be matched.
+std::vector<std::vector<Interval>> matchCollectives(const TraceData& t, const std::vector<RankActivity>& acts,
+                                                    JobView& job) {
+  size_t n = acts[0].comm_kernels.size();
+  for (const RankActivity& a : acts) n = std::min(n, a.comm_kernels.size());
+  if (n == 0) {
+    job.unmatched = "no communication kernels on at least one rank";
+    return {};
+  }
+  size_t mismatched = 0;
+  for (size_t k = 0; k < n; ++k) {
+    for (const RankActivity& a : acts) mismatched += t.text(a.comm_names[k]) != t.text(acts[0].comm_names[k]);
+  }
+  if (static_cast<double>(mismatched) > kMismatchedNames * static_cast<double>(n * acts.size())) {
+    job.unmatched = "the ranks' communication kernels differ in order or kind (" + std::to_string(mismatched) + " of " +
+                    std::to_string(n * acts.size()) + " do not match by position)";
+    return {};
+  }
+  job.collectives = static_cast<int64_t>(n);
+  job.clock_offset_ns.assign(acts.size(), 0);
+  for (size_t r = 1; r < acts.size() && !job.one_host; ++r) {
+    std::vector<int64_t> diffs;
+    for (size_t k = 0; k < n; ++k) diffs.push_back(acts[0].comm_kernels[k].end - acts[r].comm_kernels[k].end);
+    job.clock_offset_ns[r] = summarize(diffs).median;
+  }
+  std::vector<std::vector<Interval>> matched(acts.size());
+  std::vector<int64_t> spread;
+  for (size_t k = 0; k < n; ++k) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t r = 0; r < acts.size(); ++r) {
+      const int64_t off = job.clock_offset_ns[r];
+      matched[r].push_back({acts[r].comm_kernels[k].start + off, acts[r].comm_kernels[k].end + off});
+      lo = std::min(lo, matched[r].back().end), hi = std::max(hi, matched[r].back().end);
+    }
+    spread.push_back(hi - lo);
+  }
+  job.clock_residual_ns = summarize(spread).median;
+  return matched;
+}
+
+int64_t medianOfOthers(const std::vector<RankStep>& ranks, size_t except, int64_t (*of)(const RankStep&)) {
+  std::vector<int64_t> values;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (r != except) values.push_back(of(ranks[r]));
+  }
+  return summarize(values).median;
+}
+
+// Per phase, how much of the intervals falls in the process's ranges of that phase.
+std::array<int64_t, 6> perPhase(const TraceData& t, int32_t session, const std::vector<Interval>& intervals) {
+  std::array<std::vector<Interval>, 6> ranges;
+  for (const PhaseRange& p : phaseRanges(t, session)) ranges[static_cast<size_t>(p.phase)].push_back({p.start, p.end});
+  std::array<int64_t, 6> out{};
+  for (size_t p = 0; p < ranges.size(); ++p) out[p] = overlapLength(intervals, mergeIntervals(ranges[p]));
+  return out;
+}
+
+// Why the straggler is late: the part of its step longest against the other ranks', and where it falls.
+void explain(const TraceData& t, const std::vector<RankActivity>& acts, JobView& job, Straggler& s) {
+  const size_t me = s.rank_index;
+  const RankStep& r = job.ranks[me];
+  const auto kernels = [](const RankStep& x) { return x.compute_ns + x.comm_overlapped_ns; };
+  const auto host = [](const RankStep& x) { return x.idle_ns - x.between_ns; };
+  const auto input = [](const RankStep& x) { return x.between_ns; };
+  const std::array<std::pair<const char*, int64_t>, 3> deltas{{
+      {"its kernels", kernels(r) - medianOfOthers(job.ranks, me, kernels)},
+      {"its host work", host(r) - medianOfOthers(job.ranks, me, host)},
+      {"its input pipeline", input(r) - medianOfOthers(job.ranks, me, input)},
+  }};
+  const auto* most = &deltas[0];
+  for (const auto& d : deltas) most = d.second > most->second ? &d : most;
+  if (most->second <= 0) return;
+  s.cause = most->first, s.cause_ns = most->second;
+  if (most == &deltas[2]) return;  // between steps: no phase
+  // The phase where its extra time falls: GPU idle for host work, compute for kernels.
+  const auto measured = [&](size_t i) { return most == &deltas[0] ? acts[i].compute : acts[i].idle; };
+  const std::array<int64_t, 6> mine = perPhase(t, r.session, measured(me));
+  int64_t best = 0;
+  for (size_t p = 1; p < mine.size(); ++p) {
+    std::vector<int64_t> others;
+    for (size_t o = 0; o < acts.size(); ++o) {
+      if (o != me) others.push_back(perPhase(t, job.ranks[o].session, measured(o))[p]);
+    }
+    const int64_t extra = mine[p] - summarize(others).median;
+    if (extra > best) best = extra, s.phase = static_cast<Phase>(p);
+  }
+}
+
+// The rank that arrives last at the collectives of the steady steps, and by how much.
+void findStraggler(const TraceData& t, const std::vector<RankActivity>& acts,
+                   const std::vector<std::vector<Interval>>& matched, JobView& job) {
+  const size_t ranks = job.ranks.size();
+  if (matched.empty() || acts[0].spans.empty() || job.ranks[0].steps == 0) return;
+  const int64_t from = acts[0].spans.front().start, to = acts[0].spans.back().end;
+  std::vector<int64_t> last(ranks, 0), late(ranks, 0), wait(ranks, 0);
+  int64_t counted = 0;
+  for (size_t k = 0; k < matched[0].size(); ++k) {
+    if (matched[0][k].start < from || matched[0][k].start >= to) continue;
+    ++counted;
+    size_t latest = 0;
+    for (size_t r = 1; r < ranks; ++r) latest = matched[r][k].start > matched[latest][k].start ? r : latest;
+    int64_t next = INT64_MIN;
+    for (size_t r = 0; r < ranks; ++r) {
+      if (r == latest) continue;
+      next = std::max(next, matched[r][k].start);
+      wait[latest] += matched[latest][k].start - matched[r][k].start;
+    }
+    ++last[latest];
+    late[latest] += matched[latest][k].start - next;
+  }
+  if (counted == 0) return;
+  const int64_t steps = job.ranks[0].steps;
+  for (size_t r = 0; r < ranks; ++r) {
+    job.ranks[r].last_share = static_cast<double>(last[r]) / static_cast<double>(counted);
+    job.ranks[r].late_ns = late[r] / steps;
+  }
+  const size_t worst = static_cast<size_t>(std::max_element(late.begin(), late.end()) - late.begin());
+  if (late[worst] <= 0) return;
+  Straggler s;
+  s.rank_index = worst;
+  s.last_share = job.ranks[worst].last_share;
+  s.late_ns = job.ranks[worst].late_ns;
+  s.wait_ns = wait[worst] / static_cast<int64_t>(ranks - 1) / steps;
+  explain(t, acts, job, s);
+  job.straggler = s;
+}
+
+}  // namespace
+
+JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds) {
+  JobView job;
+  const std::vector<int32_t> sessions = rankSessions(trace, kinds);
+  if (sessions.size() < 2) return job;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    const schema::SessionRow& row = trace.sessions[sessions[i]];
+    RankStep r;
+    r.session = sessions[i];
+    r.rank = row.rank.value_or(static_cast<int64_t>(i));
+    r.device = busiestDevice(trace, r.session);
+    job.ranks.push_back(r);
+    job.one_host = job.one_host && row.hostname == trace.sessions[sessions[0]].hostname;
+  }
+  std::sort(job.ranks.begin(), job.ranks.end(), [](const RankStep& a, const RankStep& b) { return a.rank < b.rank; });
+  std::vector<RankActivity> acts;
+  for (RankStep& r : job.ranks) acts.push_back(measureRank(trace, kinds, r));
+  for (size_t r = 0; r < job.ranks.size(); ++r) {
+    if (job.ranks[r].step_ns > job.ranks[job.slowest].step_ns) job.slowest = r;
+  }
+  job.step_ns = job.ranks[job.slowest].step_ns;
+  const std::vector<std::vector<Interval>> matched = matchCollectives(trace, acts, job);
+  findStraggler(trace, acts, matched, job);
+  return job;
+}
+
+}  // namespace gpuscope::analysis

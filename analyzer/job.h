@@ -1,0 +1,68 @@
+// A job of several ranks (the processes torchrun, mpirun or srun started, each driving its GPU and meeting
+// the others in collectives) seen as one: each rank's step and what fills it, the job's step (its slowest
+// rank's), the ranks' collectives matched one to one, their clocks checked against each other, and the rank
+// the others wait for, if one does.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzer/kernel_classifier.h"
+#include "analyzer/phases.h"
+#include "analyzer/trace_data.h"
+
+namespace gpuscope::analysis {
+
+// One rank's steady step, per step, over its timed steps (each from its start to the next one's start).
+// compute + comm_alone + comm_overlapped + copy + idle is the step.
+struct RankStep {
+  int32_t session = kNone;         // index into trace.sessions
+  int64_t rank = -1;               // global rank (the process's RANK); its order among the ranks where it gave none
+  int32_t device = kNone;          // the device its kernels run on (the busiest of its process)
+  int64_t steps = 0;               // timed steps found
+  int64_t step_ns = 0;             // median start-to-start
+  int64_t compute_ns = 0;          // other kernels running, no communication beside them
+  int64_t comm_alone_ns = 0;       // communication kernels with no compute beside them
+  int64_t comm_overlapped_ns = 0;  // communication kernels beside compute
+  int64_t copy_ns = 0;             // only copies or memsets running
+  int64_t idle_ns = 0;             // nothing running
+  int64_t between_ns = 0;          // of idle_ns, from one step's GPU end to the next one's start
+  // At the collectives of the steady steps: the share it arrived at last, and per step how much later than
+  // the next-latest rank it arrived at those.
+  double last_share = 0;
+  int64_t late_ns = 0;
+};
+
+// The rank the others wait for at their collectives.
+struct Straggler {
+  size_t rank_index = 0;  // into JobView::ranks
+  double last_share = 0;  // of the matched collectives, those it arrived at last
+  int64_t late_ns = 0;    // per step: how much later than the next-latest rank it arrived, over those
+  int64_t wait_ns = 0;    // per step: what each other rank waited for it in its collectives, on average
+  // Why: the part of its step that is longer than on the other ranks (median of theirs), per step.
+  std::string cause;  // "its kernels", "its host work", "its input pipeline" or "" (not told)
+  int64_t cause_ns = 0;
+  Phase phase = Phase::kNoPhase;  // where its extra GPU idle time falls, where the trace names phases
+};
+
+struct JobView {
+  std::vector<RankStep> ranks;  // by rank; empty unless at least two ranks have GPU work
+  size_t slowest = 0;           // index of the rank with the longest step
+  int64_t step_ns = 0;          // the job's step: the slowest rank's
+  bool one_host = true;         // all ranks on one host, whose clock CUPTI shares: no alignment needed
+  // Collectives matched across ranks: the k-th communication kernel of each rank is one collective (NCCL
+  // issues a communicator's collectives in the same order on every rank).
+  int64_t collectives = 0;
+  std::string unmatched;  // why the ranks' collectives could not be matched; "" when they were
+  // Per rank, what is added to its times to put it on the first rank's clock: 0 on one host; across hosts,
+  // the median difference of the collectives' ends, which finish together on every rank.
+  std::vector<int64_t> clock_offset_ns;
+  int64_t clock_residual_ns = 0;  // median spread of a collective's end across ranks, after alignment
+  std::optional<Straggler> straggler;
+};
+
+JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds);
+
+}  // namespace gpuscope::analysis

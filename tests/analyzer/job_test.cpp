@@ -1,0 +1,124 @@
+// The job view of a multi-rank trace: on built 2-rank jobs with a known straggler (on one host, and on two
+// hosts whose clocks differ), and on a real 2-rank DDP job recorded on 2 × H200
+// (tests/fixtures/multirank/README.md).
+#include "analyzer/job.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "tests/analyzer/load_for_test.h"
+#include "tests/support/sample_trace.h"
+#include "tests/support/trace_builder.h"
+
+namespace gpuscope::analysis {
+namespace {
+
+using testing::TempDir;
+using testing::TraceBuilder;
+
+constexpr const char* kGemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+constexpr const char* kAllReduce = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+
+// Rank 1's host is 300 µs late to issue each step's GEMM (testing::buildTwoRankJob).
+std::string builtJob(const TempDir& dir, const std::string& host1, int64_t skew_ns, const char* collective1) {
+  return testing::buildTwoRankJob(dir.dir(),
+                                  {.late_ns = 300'000, .host1 = host1, .skew_ns = skew_ns, .collective1 = collective1});
+}
+
+JobView jobOf(const std::string& path) {
+  const TraceData& t = loadForTest(path);
+  return analyzeJob(t, classifyConfigs(t));
+}
+
+TEST(Job, BuiltStragglerOnOneHost) {
+  TempDir dir;
+  const JobView job = jobOf(builtJob(dir, "host-a", 0, kAllReduce));
+  ASSERT_EQ(job.ranks.size(), 2u);
+  EXPECT_TRUE(job.one_host);
+  EXPECT_EQ(job.collectives, 6);
+  EXPECT_EQ(job.clock_residual_ns, 0);
+  for (const RankStep& r : job.ranks) {
+    SCOPED_TRACE(r.rank);
+    EXPECT_EQ(r.steps, 5);
+    EXPECT_EQ(r.step_ns, 1'000'000);
+    EXPECT_EQ(r.compute_ns + r.comm_alone_ns + r.comm_overlapped_ns + r.copy_ns + r.idle_ns, r.step_ns);
+    EXPECT_EQ(r.between_ns, 50'000);  // GPU idle from the step's range end to the next step
+  }
+  EXPECT_EQ(job.ranks[0].comm_alone_ns, 380'000);  // of which 300 µs waiting for rank 1
+  EXPECT_EQ(job.ranks[1].comm_alone_ns, 80'000);
+  EXPECT_EQ(job.ranks[1].idle_ns, 420'000);
+  ASSERT_TRUE(job.straggler);
+  const Straggler& s = *job.straggler;
+  EXPECT_EQ(job.ranks[s.rank_index].rank, 1);
+  EXPECT_DOUBLE_EQ(s.last_share, 1.0);
+  EXPECT_EQ(s.late_ns, 300'000);  // per step, over the five timed steps (start to next start) and their collectives
+  EXPECT_EQ(s.wait_ns, s.late_ns);
+  EXPECT_EQ(s.cause, "its host work");
+  EXPECT_EQ(s.cause_ns, 300'000);
+  EXPECT_EQ(s.phase, Phase::kNoPhase);  // the trace names no phases
+}
+
+TEST(Job, ClocksOfTwoHostsAlignedOnTheCollectivesEnds) {
+  TempDir dir;
+  const JobView job = jobOf(builtJob(dir, "host-b", 5'000'000, kAllReduce));
+  ASSERT_EQ(job.ranks.size(), 2u);
+  EXPECT_FALSE(job.one_host);
+  ASSERT_EQ(job.clock_offset_ns.size(), 2u);
+  EXPECT_EQ(job.clock_offset_ns[0], 0);
+  EXPECT_EQ(job.clock_offset_ns[1], -5'000'000);
+  EXPECT_EQ(job.clock_residual_ns, 0);
+  ASSERT_TRUE(job.straggler);
+  EXPECT_EQ(job.ranks[job.straggler->rank_index].rank, 1);
+  EXPECT_EQ(job.straggler->cause, "its host work");
+}
+
+TEST(Job, CollectivesThatDoNotMatchAreNotCompared) {
+  TempDir dir;
+  const JobView job = jobOf(builtJob(dir, "host-a", 0, "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage)"));
+  ASSERT_EQ(job.ranks.size(), 2u);
+  EXPECT_EQ(job.collectives, 0);
+  EXPECT_NE(job.unmatched.find("differ in order or kind"), std::string::npos) << job.unmatched;
+  EXPECT_FALSE(job.straggler);
+}
+
+TEST(Job, OneProcessIsNoJob) {
+  TempDir dir;
+  TraceBuilder b(dir.path("one.gpuscope"));
+  b.kernel(kGemm, 10'000, 20'000).kernel(kAllReduce, 30'000, 40'000);
+  ASSERT_TRUE(b.finish());
+  EXPECT_TRUE(jobOf(dir.path("one.gpuscope")).ranks.empty());
+}
+
+// The real job: two ranks (the torchrun launcher, with no GPU work, is not one), 13 steps of 7 all-reduces.
+// Rank 1's host is the slow one (see the fixture's README): it arrives last at every collective.
+TEST(Job, RealTwoRankDdpJob) {
+  const JobView job = jobOf(GPUSCOPE_MULTIRANK_TRACE);
+  ASSERT_EQ(job.ranks.size(), 2u);
+  EXPECT_EQ(job.ranks[0].rank, 0);
+  EXPECT_EQ(job.ranks[1].rank, 1);
+  EXPECT_TRUE(job.one_host);
+  EXPECT_EQ(job.collectives, 91);
+  EXPECT_TRUE(job.unmatched.empty());
+  EXPECT_LT(job.clock_residual_ns, 100'000);  // the all-reduces end within 0.1 ms of each other
+  for (const RankStep& r : job.ranks) {
+    SCOPED_TRACE(r.rank);
+    EXPECT_EQ(r.steps, 11);
+    EXPECT_NEAR(r.step_ns, 33'780'000, 100'000);  // `advise` on rank 0 says 33.777 ms
+    const int64_t parts = r.compute_ns + r.comm_alone_ns + r.comm_overlapped_ns + r.copy_ns + r.idle_ns;
+    EXPECT_NEAR(parts, r.step_ns, r.step_ns / 20);  // the mean step against the median
+  }
+  EXPECT_EQ(job.step_ns, std::max(job.ranks[0].step_ns, job.ranks[1].step_ns));
+  // Rank 0 waits in its all-reduces: far more communication alone than rank 1.
+  EXPECT_GT(job.ranks[0].comm_alone_ns, 5 * job.ranks[1].comm_alone_ns);
+  ASSERT_TRUE(job.straggler);
+  const Straggler& s = *job.straggler;
+  EXPECT_EQ(job.ranks[s.rank_index].rank, 1);
+  EXPECT_GT(s.last_share, 0.9);
+  EXPECT_GT(s.late_ns, 10'000'000);
+  EXPECT_EQ(s.cause, "its host work");
+  EXPECT_EQ(s.phase, Phase::kForward);
+}
+
+}  // namespace
+}  // namespace gpuscope::analysis
