@@ -41,7 +41,7 @@ std::string stepText(const Advice& a) {
 std::string jobText(const Advice& a) {
   const analysis::JobView& job = a.job;
   if (job.ranks.empty()) return "";
-  std::string text = std::to_string(job.ranks.size()) + " ranks " + (job.one_host ? "on one host" : "on several hosts");
+  std::string text = std::to_string(job.ranks.size()) + " ranks " + analysis::hostsText(job);
   const auto rankWord = [&](size_t r) { return "rank " + std::to_string(job.ranks[r].rank); };
   text += "; the job's step is " + rankWord(job.slowest) + "'s, the slowest: " + formatDuration(job.step_ns);
   size_t fastest = 0;
@@ -56,7 +56,7 @@ std::string jobText(const Advice& a) {
   if (!job.unmatched.empty()) return text + "; collectives not compared: " + job.unmatched;
   text += "; " + std::to_string(job.collectives) + " collectives matched across the ranks, ending within " +
           formatDuration(job.clock_residual_ns) + " of each other";
-  return text + (job.one_host ? " (one clock)" : " after aligning the hosts' clocks on them");
+  return text + (job.oneHost() ? " (one clock)" : " after aligning the ranks' clocks on them");
 }
 
 std::string outcomeText(const Advice& a, const plan::Outcome& p) {

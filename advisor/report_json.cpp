@@ -46,7 +46,7 @@ void writeJob(JsonWriter& json, const Advice& a) {
     return;
   }
   json.beginObject().field("step_time_ns", job.step_ns).field("slowest_rank", job.ranks[job.slowest].rank);
-  json.field("one_host", job.one_host).field("collectives", job.collectives).field("unmatched", job.unmatched);
+  json.field("hosts", job.hosts).field("collectives", job.collectives).field("unmatched", job.unmatched);
   json.field("clock_residual_ns", job.clock_residual_ns).key("ranks").beginArray();
   for (size_t r = 0; r < job.ranks.size(); ++r) {
     const analysis::RankStep& s = job.ranks[r];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 
 #include "analyzer/duration_stats.h"
 #include "analyzer/intervals.h"
@@ -125,7 +126,7 @@ std::vector<std::vector<Interval>> matchCollectives(const TraceData& t, const st
   }
   job.collectives = static_cast<int64_t>(n);
   job.clock_offset_ns.assign(acts.size(), 0);
-  for (size_t r = 1; r < acts.size() && !job.one_host; ++r) {
+  for (size_t r = 1; r < acts.size() && !job.oneHost(); ++r) {
     std::vector<int64_t> diffs;
     for (size_t k = 0; k < n; ++k) diffs.push_back(acts[0].comm_kernels[k].end - acts[r].comm_kernels[k].end);
     job.clock_offset_ns[r] = summarize(diffs).median;
@@ -236,6 +237,7 @@ void findStraggler(const TraceData& t, const std::vector<RankActivity>& acts,
 
 JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds) {
   JobView job;
+  std::set<std::string> hosts;
   const std::vector<int32_t> sessions = rankSessions(trace, kinds);
   if (sessions.size() < 2) return job;
   for (size_t i = 0; i < sessions.size(); ++i) {
@@ -245,8 +247,12 @@ JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds)
     r.rank = row.rank.value_or(static_cast<int64_t>(i));
     r.device = busiestDevice(trace, r.session);
     job.ranks.push_back(r);
-    job.one_host = job.one_host && row.hostname == trace.sessions[sessions[0]].hostname;
+    if (!row.hostname.empty()) hosts.insert(row.hostname);
   }
+  // A host is named for every rank or the hosts are unknown.
+  const bool named =
+      std::all_of(sessions.begin(), sessions.end(), [&](int32_t s) { return !trace.sessions[s].hostname.empty(); });
+  job.hosts = named ? static_cast<int64_t>(hosts.size()) : 0;
   std::sort(job.ranks.begin(), job.ranks.end(), [](const RankStep& a, const RankStep& b) { return a.rank < b.rank; });
   std::vector<RankActivity> acts;
   for (RankStep& r : job.ranks) acts.push_back(measureRank(trace, kinds, r));
@@ -257,6 +263,11 @@ JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds)
   const std::vector<std::vector<Interval>> matched = matchCollectives(trace, acts, job);
   findStraggler(trace, acts, matched, job);
   return job;
+}
+
+std::string hostsText(const JobView& job) {
+  if (job.hosts == 0) return "on hosts the trace does not name";
+  return job.hosts == 1 ? "on one host" : "on " + std::to_string(job.hosts) + " hosts";
 }
 
 }  // namespace gpuscope::analysis

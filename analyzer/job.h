@@ -51,7 +51,10 @@ struct JobView {
   std::vector<RankStep> ranks;  // by rank; empty unless at least two ranks have GPU work
   size_t slowest = 0;           // index of the rank with the longest step
   int64_t step_ns = 0;          // the job's step: the slowest rank's
-  bool one_host = true;         // all ranks on one host, whose clock CUPTI shares: no alignment needed
+  // Distinct hosts of the ranks, 0 when the trace does not name them (an import of torch.profiler traces). On
+  // one host the ranks share one clock (CUPTI's); otherwise their clocks are aligned on the collectives.
+  int64_t hosts = 0;
+  bool oneHost() const { return hosts == 1; }
   // Collectives matched across ranks: the k-th communication kernel of each rank is one collective (NCCL
   // issues a communicator's collectives in the same order on every rank).
   int64_t collectives = 0;
@@ -64,5 +67,8 @@ struct JobView {
 };
 
 JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds);
+
+// "on one host", "on 3 hosts", or "on hosts the trace does not name".
+std::string hostsText(const JobView& job);
 
 }  // namespace gpuscope::analysis

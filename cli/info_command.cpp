@@ -19,7 +19,8 @@ std::string versionText(std::optional<int64_t> v) {
 }
 
 void printSession(const SessionRow& s) {
-  std::printf("  pid %lld on %s", static_cast<long long>(s.pid), s.hostname.c_str());
+  std::printf("  pid %lld on %s", static_cast<long long>(s.pid),
+              s.hostname.empty() ? "a host the trace does not name" : s.hostname.c_str());
   if (s.rank) std::printf(", rank %lld", static_cast<long long>(*s.rank));
   if (s.rank && s.world_size) std::printf(" of %lld", static_cast<long long>(*s.world_size));
   if (s.rank && s.local_rank) std::printf(" (local rank %lld)", static_cast<long long>(*s.local_rank));

@@ -235,9 +235,8 @@ Report iterationsReport(const analysis::Iterations& it) {
 Report ranksReport(const analysis::JobView& job, const analysis::TraceData& trace) {
   std::string title = "Ranks";
   if (!job.ranks.empty()) {
-    title += " (" + std::to_string(job.ranks.size()) + " ranks on " + (job.one_host ? "one host" : "several hosts") +
-             "; the job's step " + formatDuration(job.step_ns) + " is rank " +
-             std::to_string(job.ranks[job.slowest].rank) + "'s; " +
+    title += " (" + std::to_string(job.ranks.size()) + " ranks " + analysis::hostsText(job) + "; the job's step " +
+             formatDuration(job.step_ns) + " is rank " + std::to_string(job.ranks[job.slowest].rank) + "'s; " +
              (job.unmatched.empty() ? std::to_string(job.collectives) + " collectives matched, ending within " +
                                           formatDuration(job.clock_residual_ns) + " of each other"
                                     : "collectives not compared: " + job.unmatched) +

@@ -1,15 +1,25 @@
 #include "formats/json_file.h"
 
+#include <zlib.h>
 #include <cmath>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace gpuscope {
 
 Result<nlohmann::json> readJsonFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  // zlib reads a gzip file decompressed and any other file as it is.
+  gzFile in = gzopen(path.c_str(), "rb");
   if (!in) return Status(ErrorKind::kNotFound, path + ": cannot open");
-  nlohmann::json parsed = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::string text;
+  char buffer[1 << 16];
+  int n = 0;
+  while ((n = gzread(in, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  const bool broken = n < 0;
+  gzclose(in);
+  if (broken) return Status(ErrorKind::kBadFormat, path + ": a damaged gzip file");
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return Status(ErrorKind::kBadFormat, path + ": not JSON");
   return parsed;
 }

@@ -10,7 +10,8 @@
 
 namespace gpuscope {
 
-// The parsed file; kNotFound when it cannot be opened, kBadFormat ("not JSON") when it does not parse.
+// The parsed file, plain or gzip-compressed (torch.profiler's tensorboard_trace_handler writes .json.gz);
+// kNotFound when it cannot be opened, kBadFormat ("not JSON") when it does not parse.
 Result<nlohmann::json> readJsonFile(const std::string& path);
 
 // object[key] as an integer (signed, unsigned above INT64_MAX as its two's-complement bits, or a float

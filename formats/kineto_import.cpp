@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 
 #include "formats/json_file.h"
 #include "formats/trace_writer.h"
@@ -25,7 +26,8 @@ MemoryKind memoryKindNamed(std::string_view word) {
 
 class KinetoReader {
  public:
-  KinetoReader(const json& trace, TraceWriter& out) : trace_(trace), out_(out) {
+  KinetoReader(const json& trace, TraceWriter& out, std::string host)
+      : trace_(trace), out_(out), host_(std::move(host)) {
     base_ns_ = jsonInteger(trace, "baseTimeNanoseconds", 0);
   }
 
@@ -85,6 +87,12 @@ class KinetoReader {
       }
     }
     s.command_line = "imported from a torch.profiler trace";
+    s.hostname = host_;
+    // torch.distributed's rank and world size, which the profiler writes for a job's processes.
+    if (const auto d = trace_.find("distributedInfo"); d != trace_.end() && d->is_object()) {
+      if (const int64_t rank = jsonInteger(*d, "rank", -1); rank >= 0) s.rank = rank;
+      if (const int64_t size = jsonInteger(*d, "world_size", 0); size > 0) s.world_size = size;
+    }
     s.start_ns = INT64_MAX;
     for (const json& e : events) {
       if (e.is_object() && e.contains("ts") && e["ts"].is_number()) s.start_ns = std::min(s.start_ns, ns(e, "ts"));
@@ -233,6 +241,7 @@ class KinetoReader {
 
   const json& trace_;
   TraceWriter& out_;
+  std::string host_;
   int64_t base_ns_ = 0;
   int64_t pid_ = -1;
   int64_t rows_before_events_ = 0, threads_ = 0;
@@ -240,6 +249,14 @@ class KinetoReader {
 
 }  // namespace
 
-Status importKineto(const json& trace, TraceWriter& out) { return KinetoReader(trace, out).run(); }
+Status importKineto(const json& trace, TraceWriter& out, const std::string& host) {
+  return KinetoReader(trace, out, host).run();
+}
+
+std::string hostOfTraceFileName(const std::string& file_name) {
+  static const std::regex kDefaultName(R"(^(.+)_[0-9]+\.[0-9]+\.pt\.trace\.json(\.gz)?$)");
+  std::smatch m;
+  return std::regex_match(file_name, m, kDefaultName) ? m[1].str() : "";
+}
 
 }  // namespace gpuscope

@@ -13,7 +13,12 @@ namespace gpuscope {
 
 class TraceWriter;
 
-// Writes a parsed Kineto trace (an object with "traceEvents") into `out` as one process.
-Status importKineto(const nlohmann::json& trace, TraceWriter& out);
+// Writes a parsed Kineto trace (an object with "traceEvents") into `out` as one process: a rank of a job where
+// its "distributedInfo" says so. `host` is the host it was recorded on ("" when unknown: the trace does not say).
+Status importKineto(const nlohmann::json& trace, TraceWriter& out, const std::string& host = "");
+
+// The host in the file name torch.profiler.tensorboard_trace_handler gives a trace by default,
+// "<host>_<pid>.<time>.pt.trace.json[.gz]"; "" for any other name.
+std::string hostOfTraceFileName(const std::string& file_name);
 
 }  // namespace gpuscope

@@ -9,7 +9,8 @@
 namespace gpuscope {
 
 // Writes output (atomically; an existing file only with overwrite) from input; one clear error for an
-// input of a kind gpuscope cannot read.
+// input of a kind gpuscope cannot read. A folder is a job: each .json or .json.gz trace in it (one per rank)
+// imported, and all merged into one trace.
 Status importTrace(const std::string& input, const std::string& output, bool overwrite);
 
 }  // namespace gpuscope

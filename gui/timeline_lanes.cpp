@@ -93,8 +93,9 @@ std::vector<Track> threadTracks(const analysis::TraceData& t) {
   for (const auto& [key, v] : calls.all()) threads[key] = true;
   for (const auto& [key, v] : ranges.all()) threads[key] = true;
   for (const auto& [key, unused] : threads) {
-    Track track{
-        QString("pid %1 · thread %2").arg(t.sessions[static_cast<size_t>(key.first)].pid).arg(key.second), false, {}};
+    const schema::SessionRow& process = t.sessions[static_cast<size_t>(key.first)];
+    const QString rank = process.rank ? QString("rank %1 · ").arg(*process.rank) : QString();
+    Track track{rank + QString("pid %1 · thread %2").arg(process.pid).arg(key.second), false, {}};
     for (auto* source : {&calls.all(), &ranges.all()}) {
       auto it = source->find(key);
       if (it == source->end()) continue;

@@ -27,7 +27,8 @@ struct Lane {
 };
 
 struct Track {
-  QString title;  // "pid 4242 · thread 4243", "stream 7 · GPU 0 (NVIDIA H100 80GB HBM3)"
+  // "pid 4242 · thread 4243" ("rank 1 · pid …" in a job), "stream 7 · GPU 0 (NVIDIA H100 80GB HBM3)"
+  QString title;
   bool gpu = false;
   std::vector<Lane> lanes;
 };

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include <numeric>
+#include <cstdlib>
+
+#include "formats/trace_import.h"
 
 #include "tests/analyzer/load_for_test.h"
 #include "tests/support/sample_trace.h"
@@ -35,7 +37,7 @@ TEST(Job, BuiltStragglerOnOneHost) {
   TempDir dir;
   const JobView job = jobOf(builtJob(dir, "host-a", 0, kAllReduce));
   ASSERT_EQ(job.ranks.size(), 2u);
-  EXPECT_TRUE(job.one_host);
+  EXPECT_EQ(job.hosts, 1);
   EXPECT_EQ(job.collectives, 6);
   EXPECT_EQ(job.clock_residual_ns, 0);
   for (const RankStep& r : job.ranks) {
@@ -63,7 +65,7 @@ TEST(Job, ClocksOfTwoHostsAlignedOnTheCollectivesEnds) {
   TempDir dir;
   const JobView job = jobOf(builtJob(dir, "host-b", 5'000'000, kAllReduce));
   ASSERT_EQ(job.ranks.size(), 2u);
-  EXPECT_FALSE(job.one_host);
+  EXPECT_EQ(job.hosts, 2);
   ASSERT_EQ(job.clock_offset_ns.size(), 2u);
   EXPECT_EQ(job.clock_offset_ns[0], 0);
   EXPECT_EQ(job.clock_offset_ns[1], -5'000'000);
@@ -97,7 +99,7 @@ TEST(Job, RealTwoRankDdpJob) {
   ASSERT_EQ(job.ranks.size(), 2u);
   EXPECT_EQ(job.ranks[0].rank, 0);
   EXPECT_EQ(job.ranks[1].rank, 1);
-  EXPECT_TRUE(job.one_host);
+  EXPECT_EQ(job.hosts, 1);
   EXPECT_EQ(job.collectives, 91);
   EXPECT_TRUE(job.unmatched.empty());
   EXPECT_LT(job.clock_residual_ns, 100'000);  // the all-reduces end within 0.1 ms of each other
@@ -118,6 +120,23 @@ TEST(Job, RealTwoRankDdpJob) {
   EXPECT_GT(s.late_ns, 10'000'000);
   EXPECT_EQ(s.cause, "its host work");
   EXPECT_EQ(s.phase, Phase::kForward);
+}
+
+// The same job under torch.profiler, imported from its per-rank traces: no host names, so the clocks are
+// aligned on the all-reduces' ends; rank 1 is still the one that arrives late.
+TEST(Job, ImportedTorchProfilerTracesOfTheSameJob) {
+  TempDir dir;
+  ASSERT_TRUE(importTrace(GPUSCOPE_MULTIRANK_TORCH_PROFILER, dir.path("job.gpuscope"), false));
+  const JobView job = jobOf(dir.path("job.gpuscope"));
+  ASSERT_EQ(job.ranks.size(), 2u);
+  EXPECT_EQ(job.hosts, 0);
+  EXPECT_EQ(job.collectives, 70);
+  ASSERT_EQ(job.clock_offset_ns.size(), 2u);
+  EXPECT_LT(std::abs(job.clock_offset_ns[1]), 200'000);  // one host's clock after all
+  EXPECT_LT(job.clock_residual_ns, 20'000);
+  ASSERT_TRUE(job.straggler);
+  EXPECT_EQ(job.ranks[job.straggler->rank_index].rank, 1);
+  EXPECT_EQ(job.straggler->cause, "its host work");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "formats/kineto_import.h"
 #include "formats/pickle_file.h"
 #include "formats/torch_memory.h"
 #include "formats/trace_import.h"
@@ -136,6 +137,43 @@ TEST(KinetoImport, FieldsOfAnUnexpectedTypeAreReadAsAbsent) {
   EXPECT_EQ(*r->database().queryInt("SELECT count(*) FROM kernel"), 1);
   EXPECT_EQ(*r->database().queryInt("SELECT count(*) FROM api_call"), 1);
   EXPECT_EQ(*r->database().queryInt("SELECT grid_x FROM kernel_config"), 0);
+}
+
+// torch.profiler's traces of a real 2-rank DDP job, gzip-compressed as it writes them
+// (tests/fixtures/multirank/README.md): one imports with its rank; the folder imports as one job.
+TEST(KinetoImport, GzipTracesAndAFolderOfRanks) {
+  testing::TempDir dir;
+  const std::string folder = GPUSCOPE_MULTIRANK_TORCH_PROFILER;
+  ASSERT_TRUE(importTrace(folder + "/ddp_gpt2_2rank.torch_profiler.rank1.json.gz", dir.path("r1.gpuscope"), false));
+  Result<TraceReader> one = TraceReader::open(dir.path("r1.gpuscope"));
+  ASSERT_TRUE(one) << one.status().message();
+  Result<std::vector<schema::SessionRow>> session = one->readAll<schema::SessionRow>();
+  ASSERT_TRUE(session && session->size() == 1u);
+  EXPECT_EQ((*session)[0].rank, 1);
+  EXPECT_EQ((*session)[0].world_size, 2);
+  EXPECT_EQ(*one->database().queryInt("SELECT count(*) FROM kernel"), 6640);
+
+  Status s = importTrace(folder, dir.path("job.gpuscope"), false);
+  ASSERT_TRUE(s) << s.message();
+  Result<TraceReader> job = TraceReader::open(dir.path("job.gpuscope"));
+  ASSERT_TRUE(job) << job.status().message();
+  EXPECT_EQ(*job->database().queryInt("SELECT count(*) FROM session"), 2);
+  EXPECT_EQ(*job->database().queryInt("SELECT count(DISTINCT rank) FROM session"), 2);
+  EXPECT_EQ(*job->database().queryInt("SELECT count(*) FROM kernel"), 13280);
+  // An existing output is kept without --force, and a folder with no traces is refused.
+  Status again = importTrace(folder, dir.path("job.gpuscope"), false);
+  EXPECT_FALSE(again);
+  std::filesystem::create_directory(dir.path("empty"));
+  Status empty = importTrace(dir.path("empty"), dir.path("e.gpuscope"), false);
+  ASSERT_FALSE(empty);
+  EXPECT_NE(empty.message().find("no .json or .json.gz traces"), std::string::npos) << empty.message();
+}
+
+TEST(KinetoImport, HostFromTheDefaultFileName) {
+  EXPECT_EQ(hostOfTraceFileName("gpu-node-7_12345.1732000000123456789.pt.trace.json.gz"), "gpu-node-7");
+  EXPECT_EQ(hostOfTraceFileName("my_host_name_42.1732.pt.trace.json"), "my_host_name");
+  EXPECT_EQ(hostOfTraceFileName("trace.json"), "");
+  EXPECT_EQ(hostOfTraceFileName("rank0.json.gz"), "");
 }
 
 TEST(TorchMemory, ImportWritesATrace) {

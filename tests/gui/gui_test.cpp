@@ -247,6 +247,19 @@ class GuiTest : public QObject {
     QVERIFY(kernel.second > kernel.first);
   }
 
+  // The real 2-rank DDP job: each rank's threads and streams are named by their rank.
+  void timelineNamesTheRanksOfAJob() {
+    Result<std::shared_ptr<const TraceSnapshot>> snapshot = analyseTrace(GPUSCOPE_MULTIRANK_TRACE);
+    QVERIFY(snapshot);
+    TimelineView view;
+    showIn(view, *snapshot);
+    QStringList titles;
+    for (const Track& t : view.tracks()) titles << t.title;
+    QVERIFY2(titles.contains("rank 1 · pid 651 · thread 651"), qPrintable(titles.join("; ")));
+    QVERIFY2(titles.filter(QRegularExpression("^stream 7 · GPU 1 .* of pid 651 \\(rank 1\\)$")).size() == 1,
+             qPrintable(titles.join("; ")));
+  }
+
   void timelineHasTracksAndSelectsWhatIsClicked() {
     const auto snapshot = snapshotOf("nvtx_training.gpuscope");
     TimelineView view;
