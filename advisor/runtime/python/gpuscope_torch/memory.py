@@ -39,12 +39,16 @@ def install(output_dir):
 
 
 def _guarded(fn):
+    warned = set()
+
     def run(*args, **kwargs):
         try:
             if _recording:
                 fn(*args, **kwargs)
         except Exception as error:
-            warn(f"tensor roles not recorded: {error!r}")
+            if repr(error) not in warned:  # once: a hook runs every step
+                warned.add(repr(error))
+                warn(f"tensor roles not recorded: {error!r}")
 
     return run
 
@@ -60,8 +64,22 @@ def _start():
         warn(f"the caching allocator's events are not recorded: {error!r}")
 
 
+def local_tensor(tensor):
+    """The tensor whose storage holds a tensor's data on this rank. A DTensor (FSDP2's fully_shard parameters,
+    their gradients and optimizer state; tensor parallelism) is a wrapper without storage of its own: its local
+    shard has it."""
+    local = getattr(tensor, "_local_tensor", None)
+    if isinstance(local, torch.Tensor):
+        return local
+    to_local = getattr(tensor, "to_local", None)
+    return to_local() if callable(to_local) else tensor
+
+
 def _note(tensor, role, name):
-    if len(_roles) >= _MAX_ROLES or not isinstance(tensor, torch.Tensor) or not tensor.is_cuda:
+    if len(_roles) >= _MAX_ROLES or not isinstance(tensor, torch.Tensor):
+        return
+    tensor = local_tensor(tensor)
+    if not tensor.is_cuda:
         return
     size = tensor.untyped_storage().nbytes()
     if size == 0:
@@ -97,9 +115,12 @@ def _on_step_post(optimizer, args, kwargs):
         return
     for p in _params(optimizer):
         for key, value in optimizer.state.get(p, {}).items():
-            if not isinstance(value, torch.Tensor) or not value.is_cuda:
+            if not isinstance(value, torch.Tensor):
                 continue
-            where = (value.untyped_storage().data_ptr(), value.untyped_storage().nbytes())
+            local = local_tensor(value)
+            if not local.is_cuda:
+                continue
+            where = (local.untyped_storage().data_ptr(), local.untyped_storage().nbytes())
             if _last_state.get((id(p), key)) != where:
                 _last_state[(id(p), key)] = where
                 _note(value, "optimizer_state", f"{_param_names.get(id(p), '')}.{key}")
