@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "analyzer/launch_index.h"
+#include "formats/api_names.h"
 #include "formats/trace_reader.h"
 
 namespace gpuscope::analysis {
@@ -339,8 +340,7 @@ int64_t clampEnds(const std::vector<int64_t>& start, std::vector<int64_t>& end) 
   return clamped;
 }
 
-// CUPTI names API calls with the version that introduced them ("cudaLaunchKernel_v7000"); users know
-// them without it, as torch.profiler and Nsight Systems show them. Names are rewritten once per string.
+// API calls by the names users know (formats/api_names.h). Names are rewritten once per string.
 void dropApiVersionSuffixes(TraceData& t) {
   std::unordered_map<int32_t, int32_t> renamed;
   std::unordered_map<std::string, int32_t> by_text;
@@ -348,11 +348,10 @@ void dropApiVersionSuffixes(TraceData& t) {
     auto [it, added] = renamed.try_emplace(name, name);
     if (added) {
       const std::string& text = t.text(name);
-      const size_t v = text.rfind("_v");
-      if (v != std::string::npos && v + 2 < text.size() &&
-          text.find_first_not_of("0123456789", v + 2) == std::string::npos) {
-        auto [known, fresh] = by_text.try_emplace(text.substr(0, v), static_cast<int32_t>(t.strings.size()));
-        if (fresh) t.strings.push_back(text.substr(0, v));
+      const std::string_view base = withoutVersionSuffix(text);
+      if (base.size() != text.size()) {
+        auto [known, fresh] = by_text.try_emplace(std::string(base), static_cast<int32_t>(t.strings.size()));
+        if (fresh) t.strings.emplace_back(base);
         it->second = known->second;
       }
     }

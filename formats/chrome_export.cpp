@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "formats/api_names.h"
 #include "formats/atomic_file.h"
 #include "formats/memory_replay.h"
 
@@ -35,6 +36,39 @@ std::string_view syncName(SyncKind kind) {
     case SyncKind::kContextSynchronize: return "Context Sync";
     default: return "Sync";
   }
+}
+
+// What an NCCL kernel's name says of its collective, in the words of torch.profiler's "Collective name" and
+// "dtype" args ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL" -> allreduce, BFloat16); "" where it says nothing.
+struct Collective {
+  std::string name, dtype;
+};
+
+Collective collectiveOf(std::string_view kernel) {
+  Collective c;
+  for (std::string_view prefix : {"ncclDevKernel_", "ncclKernel_"}) {
+    if (!kernel.starts_with(prefix)) continue;
+    std::string_view head = kernel.substr(prefix.size());
+    head = head.substr(0, head.find('('));  // the words before the argument list, '_' between them
+    std::vector<std::string_view> parts;
+    for (size_t start = 0; start <= head.size();) {
+      const size_t end = std::min(head.find('_', start), head.size());
+      parts.push_back(head.substr(start, end - start));
+      start = end + 1;
+    }
+    static const std::map<std::string_view, std::string_view> kNames = {
+        {"AllReduce", "allreduce"}, {"AllGather", "allgather"}, {"ReduceScatter", "reduce_scatter"},
+        {"Broadcast", "broadcast"}, {"Reduce", "reduce"},       {"SendRecv", "send_recv"},
+        {"AllToAll", "all_to_all"}};
+    static const std::map<std::string_view, std::string_view> kTypes = {
+        {"f32", "Float"}, {"f16", "Half"}, {"bf16", "BFloat16"}, {"f64", "Double"},
+        {"i32", "Int"},   {"i8", "Char"},  {"u8", "Byte"},       {"i64", "Long"}};
+    if (auto n = kNames.find(parts[0]); n != kNames.end()) c.name = n->second;
+    for (std::string_view p : parts) {
+      if (auto t = kTypes.find(p); t != kTypes.end()) c.dtype = t->second;
+    }
+  }
+  return c;
 }
 
 // The API call that issued a GPU operation, joined in by correlation id; absent when not recorded.
@@ -81,6 +115,10 @@ class ChromeExporter {
   int64_t cpuPid(int64_t session_id) const;
   int64_t gpuPid(int64_t session_id, int64_t device_id) const;
   int64_t deviceOfContext(int64_t session_id, int64_t context_id) const;
+  // Whether a row of this process is exported (all are, unless options say one process).
+  bool exported(int64_t session_id) const { return !options_.session_id || *options_.session_id == session_id; }
+  int64_t correlation(int64_t id) const { return id + options_.correlation_offset; }
+  void writeSteps();
   void advance();
 
   TraceReader& reader_;
@@ -119,6 +157,7 @@ Status ChromeExporter::run() {
   GPUSCOPE_RETURN_IF_ERROR(writeApiCalls());
   GPUSCOPE_RETURN_IF_ERROR(writeSyncs());
   GPUSCOPE_RETURN_IF_ERROR(writeNvtx());
+  writeSteps();
   GPUSCOPE_RETURN_IF_ERROR(writeOverheads());
   GPUSCOPE_RETURN_IF_ERROR(writeMemoryCounters());
   GPUSCOPE_RETURN_IF_ERROR(writeTensorCounters());
@@ -135,10 +174,14 @@ Status ChromeExporter::loadMetadata() {
   strings_ = std::move(*strings);
   Result<std::vector<SessionRow>> sessions = reader_.readAll<SessionRow>();
   if (!sessions) return sessions.status();
-  for (SessionRow& s : *sessions) sessions_[s.id] = std::move(s);
+  for (SessionRow& s : *sessions) {
+    if (exported(s.id)) sessions_[s.id] = std::move(s);
+  }
+  if (sessions_.empty()) return Status(ErrorKind::kNotFound, reader_.path() + ": no such process in the trace");
   Result<std::vector<DeviceRow>> devices = reader_.readAll<DeviceRow>();
   if (!devices) return devices.status();
   devices_ = std::move(*devices);
+  std::erase_if(devices_, [&](const DeviceRow& d) { return !exported(d.session_id); });
   Result<std::vector<ContextRow>> contexts = reader_.readAll<ContextRow>();
   if (!contexts) return contexts.status();
   for (const ContextRow& c : *contexts) context_device_[{c.session_id, c.context_id}] = c.device_id;
@@ -148,9 +191,11 @@ Status ChromeExporter::loadMetadata() {
   Result<std::vector<ThreadRow>> threads = reader_.readAll<ThreadRow>();
   if (!threads) return threads.status();
   threads_ = std::move(*threads);
+  std::erase_if(threads_, [&](const ThreadRow& t) { return !exported(t.session_id); });
   Result<std::vector<DataQualityRow>> quality = reader_.readAll<DataQualityRow>();
   if (!quality) return quality.status();
   quality_ = std::move(*quality);
+  std::erase_if(quality_, [&](const DataQualityRow& q) { return q.session_id && !exported(*q.session_id); });
   return Status::ok();
 }
 
@@ -188,10 +233,11 @@ void ChromeExporter::writeHeader() {
     if (s.cuda_driver_version) json_.field("cuda_driver_version", *s.cuda_driver_version);
     if (s.cuda_runtime_version) json_.field("cuda_runtime_version", *s.cuda_runtime_version);
     if (s.cupti_version) json_.field("cupti_version", *s.cupti_version);
+    // Spaced as torch writes it: HTA finds a file's rank with a pattern made for torch's spacing.
     if (s.rank) {
-      json_.key("distributedInfo").beginObject().field("rank", *s.rank);
-      if (s.world_size) json_.field("world_size", *s.world_size);
-      json_.endObject();
+      json_.key("distributedInfo")
+          .rawValue("{\"rank\": " + std::to_string(*s.rank) +
+                    (s.world_size ? ", \"world_size\": " + std::to_string(*s.world_size) : "") + "}");
     }
   }
   writeDeviceProperties();
@@ -305,6 +351,7 @@ Status ChromeExporter::writeMetadataEvents() {
     if (!row) return row.status();
     if (!*row) break;
     const int64_t session = lanes->columnInt(0), device = lanes->columnInt(1), stream = lanes->columnInt(2);
+    if (!exported(session)) continue;
     const int64_t pid = gpuPid(session, device);
     if (named_devices.insert({session, device}).second) {
       meta("process_name", pid, std::nullopt, "name", "GPU " + std::to_string(device));
@@ -337,6 +384,7 @@ Status ChromeExporter::writeGpuOps(Emit emit) {
     if (id == last_id) continue;  // a damaged trace with two API calls of one correlation id
     last_id = id;
     readRow(*stmt, row);
+    if (!exported(row.session_id)) continue;
     Launch launch;
     if (!stmt->isNull(n)) launch = {true, stmt->columnInt(n), stmt->columnInt(n + 1)};
     emit(row, launch);
@@ -351,7 +399,7 @@ void ChromeExporter::writeKernel(const KernelRow& k, const Launch& launch) {
   const int64_t pid = gpuPid(k.session_id, k.device_id);
   beginComplete("kernel", stringOf(strings_, c.name), pid, k.stream_id, k.start_ns, k.end_ns);
   json_.key("args").beginObject();
-  json_.field("correlation", k.correlation_id)
+  json_.field("correlation", correlation(k.correlation_id))
       .field("device", k.device_id)
       .field("context", k.context_id)
       .field("stream", k.stream_id)
@@ -360,6 +408,10 @@ void ChromeExporter::writeKernel(const KernelRow& k, const Launch& launch) {
   json_.key("grid").beginArray().value(c.grid_x).value(c.grid_y).value(c.grid_z).endArray();
   json_.key("block").beginArray().value(c.block_x).value(c.block_y).value(c.block_z).endArray();
   if (k.queued_ns) json_.field("queued", *k.queued_ns - base_ns_);
+  if (const Collective coll = collectiveOf(stringOf(strings_, c.name)); !coll.name.empty()) {
+    json_.field("Collective name", coll.name);
+    if (!coll.dtype.empty()) json_.field("dtype", coll.dtype);
+  }
   if (k.graph_id) json_.field("graph id", *k.graph_id).field("graph node id", k.graph_node_id.value_or(0));
   json_.endObject().endObject();
   writeFlow(k.session_id, launch, pid, k.stream_id, k.start_ns);
@@ -371,7 +423,7 @@ void ChromeExporter::writeTransfer(const Row& m, std::string_view cat, std::stri
   const int64_t pid = gpuPid(m.session_id, m.device_id);
   beginComplete(cat, name, pid, m.stream_id, m.start_ns, m.end_ns);
   json_.key("args").beginObject();
-  json_.field("correlation", m.correlation_id)
+  json_.field("correlation", correlation(m.correlation_id))
       .field("device", m.device_id)
       .field("context", m.context_id)
       .field("stream", m.stream_id)
@@ -399,19 +451,21 @@ void ChromeExporter::writeGraphLaunch(const GraphLaunchRow& g, const Launch& lau
   const int64_t pid = gpuPid(g.session_id, g.device_id);
   beginComplete("cuda_graph", "CUDA graph " + std::to_string(g.graph_id), pid, g.stream_id, g.start_ns, g.end_ns);
   json_.key("args").beginObject();
-  json_.field("correlation", g.correlation_id).field("graph id", g.graph_id).field("stream", g.stream_id);
+  json_.field("correlation", correlation(g.correlation_id)).field("graph id", g.graph_id).field("stream", g.stream_id);
   json_.endObject().endObject();
   writeFlow(g.session_id, launch, pid, g.stream_id, g.start_ns);
 }
 
 Status ChromeExporter::writeApiCalls() {
   return reader_.forEach<ApiCallRow>([&](const ApiCallRow& a) {
+    advance();
+    if (!exported(a.session_id)) return true;
     const std::string_view cat = a.api == ApiKind::kDriver ? "cuda_driver" : "cuda_runtime";
-    beginComplete(cat, stringOf(strings_, a.name), cpuPid(a.session_id), a.thread_id, a.start_ns, a.end_ns);
-    json_.key("args").beginObject().field("cbid", a.cbid).field("correlation", a.correlation_id);
+    beginComplete(cat, withoutVersionSuffix(stringOf(strings_, a.name)), cpuPid(a.session_id), a.thread_id, a.start_ns,
+                  a.end_ns);
+    json_.key("args").beginObject().field("cbid", a.cbid).field("correlation", correlation(a.correlation_id));
     if (a.return_code != 0) json_.field("return code", a.return_code);
     json_.endObject().endObject();
-    advance();
     return true;
   });
 }
@@ -419,9 +473,13 @@ Status ChromeExporter::writeApiCalls() {
 // Waits are drawn on the GPU lane they waited for, as Kineto draws its cuda_sync events.
 Status ChromeExporter::writeSyncs() {
   return reader_.forEach<SyncRow>([&](const SyncRow& s) {
+    if (!exported(s.session_id)) {
+      advance();
+      return true;
+    }
     const int64_t pid = gpuPid(s.session_id, deviceOfContext(s.session_id, s.context_id));
     beginComplete("cuda_sync", syncName(s.kind), pid, s.stream_id.value_or(0), s.start_ns, s.end_ns);
-    json_.key("args").beginObject().field("correlation", s.correlation_id).field("context", s.context_id);
+    json_.key("args").beginObject().field("correlation", correlation(s.correlation_id)).field("context", s.context_id);
     if (s.stream_id) json_.field("stream", *s.stream_id);
     if (s.event_id) json_.field("event", *s.event_id);
     json_.endObject().endObject();
@@ -432,6 +490,10 @@ Status ChromeExporter::writeSyncs() {
 
 Status ChromeExporter::writeNvtx() {
   return reader_.forEach<NvtxRow>([&](const NvtxRow& n) {
+    if (!exported(n.session_id)) {
+      advance();
+      return true;
+    }
     const std::string& name = stringOf(strings_, n.name);
     if (n.kind == NvtxKind::kMark) {
       beginEvent("i", "user_annotation", name, cpuPid(n.session_id), n.thread_id, n.start_ns);
@@ -446,8 +508,23 @@ Status ChromeExporter::writeNvtx() {
   });
 }
 
+// torch.profiler's step ranges on the thread that ran each step, numbered from 0 as its schedule counts.
+void ChromeExporter::writeSteps() {
+  std::map<int64_t, int64_t> numbers;  // per session, the next step's number
+  for (const StepSpan& s : options_.steps) {
+    if (!exported(s.session_id) || !sessions_.count(s.session_id)) continue;
+    const std::string name = "ProfilerStep#" + std::to_string(numbers[s.session_id]++);
+    beginComplete("user_annotation", name, cpuPid(s.session_id), s.thread_id, s.start_ns, s.end_ns);
+    json_.endObject();
+  }
+}
+
 Status ChromeExporter::writeOverheads() {
   return reader_.forEach<OverheadRow>([&](const OverheadRow& o) {
+    if (!exported(o.session_id)) {
+      advance();
+      return true;
+    }
     const bool on_host = o.thread_id.has_value() || !o.device_id.has_value();
     const int64_t pid = on_host ? cpuPid(o.session_id) : gpuPid(o.session_id, *o.device_id);
     beginComplete("overhead", enumName(o.kind), pid, on_host ? o.thread_id.value_or(0) : 0, o.start_ns, o.end_ns);
@@ -462,6 +539,7 @@ Status ChromeExporter::writeMemoryCounters() {
   std::map<std::pair<int64_t, int64_t>, int64_t> in_use;  // (pid, host?) → bytes
   return replayMemoryEvents(reader_, [&](const MemoryEventRow& m, int64_t delta) {
     advance();
+    if (!exported(m.session_id)) return;
     const bool host = m.memory_kind == MemoryKind::kPinned || m.memory_kind == MemoryKind::kPageable;
     const int64_t pid = host ? cpuPid(m.session_id) : gpuPid(m.session_id, m.device_id);
     int64_t& total = in_use[{pid, host ? 1 : 0}];
@@ -477,6 +555,7 @@ Status ChromeExporter::writeTensorCounters() {
   std::map<int64_t, int64_t> allocated;  // gpu pid → bytes
   return reader_.forEach<AllocatorEventRow>([&](const AllocatorEventRow& a) {
     advance();
+    if (!exported(a.session_id)) return true;
     if (a.action != AllocatorAction::kAlloc && a.action != AllocatorAction::kFreeCompleted) return true;
     const int64_t pid = gpuPid(a.session_id, a.device_id);
     int64_t& total = allocated[pid];

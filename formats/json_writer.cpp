@@ -183,6 +183,12 @@ JsonWriter& JsonWriter::null() {
   return *this;
 }
 
+JsonWriter& JsonWriter::rawValue(std::string_view json) {
+  beforeValue();
+  buffer_ += json;
+  return *this;
+}
+
 JsonWriter& JsonWriter::microseconds(int64_t ns) {
   beforeValue();
   if (ns < 0) buffer_ += '-';

@@ -36,6 +36,9 @@ class JsonWriter {
   JsonWriter& value(double number);  // non-finite numbers become null (JSON has no NaN)
   JsonWriter& value(bool flag);
   JsonWriter& null();
+  // A value already written as JSON, for the rare reader that wants one spelled exactly (HTA's pattern for
+  // torch's "distributedInfo"). The caller makes it valid JSON; any string in it must be escaped.
+  JsonWriter& rawValue(std::string_view json);
   // A duration or time given in integer nanoseconds, written as microseconds with three decimals
   // (exact: no floating point is involved), the unit Chrome trace events use.
   JsonWriter& microseconds(int64_t ns);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "formats/chrome_export.h"
 #include "tests/support/sample_trace.h"
@@ -186,6 +187,52 @@ TEST(ChromeExport, ProcessThreadAndStreamNamesAreMetadata) {
   EXPECT_EQ(names["thread_name 4242 4242"], "python");
   EXPECT_EQ(names["thread_name 0 7"], "stream 7");
   EXPECT_EQ(names["thread_name 0 13"], "stream 13");
+}
+
+// One rank of the real 2-rank DDP job (tests/fixtures/multirank), exported as torch.profiler writes a rank's
+// file and as Holistic Trace Analysis reads it (../shared/HTA_COMPAT.md): only that process's events, its GPUs
+// under their ordinals, torch's spacing of distributedInfo, the runtime's own call names, large correlation
+// ids, and the steps given as ProfilerStep#N.
+TEST(ChromeExport, OneRankOfAJobAsTorchWritesIt) {
+  Result<TraceReader> reader = TraceReader::open(GPUSCOPE_MULTIRANK_TRACE);
+  ASSERT_TRUE(reader) << reader.status().message();
+  ChromeExportOptions options;
+  options.session_id = 3;  // rank 1, pid 651
+  options.correlation_offset = 1'000'000;
+  options.steps = {{3, 651, 1'795'478'364'000'000'000, 1'795'478'364'030'000'000},
+                   {2, 650, 1'795'478'364'000'000'000, 1'795'478'364'030'000'000}};  // another rank's: left out
+  JsonWriter out;
+  ASSERT_TRUE(writeChromeTrace(*reader, out, options));
+  const std::string& text = out.text();
+  EXPECT_NE(text.find("\"distributedInfo\":{\"rank\": 1, \"world_size\": 2}"), std::string::npos);
+  const json trace = json::parse(text);
+  std::set<int64_t> pids;
+  int64_t kernels = 0, min_correlation = INT64_MAX, steps = 0, all_reduces = 0;
+  for (const json& e : trace["traceEvents"]) {
+    // (CUPTI reports rank 1's module globals on device 0: memory counters are left out here.)
+    if (e["ph"] != "M" && e["ph"] != "C") pids.insert(e["pid"].get<int64_t>());
+    if (e.value("cat", "") == "kernel") ++kernels;
+    if (e.value("cat", "") == "kernel" && e["args"].value("Collective name", "") == "allreduce") {
+      EXPECT_EQ(e["args"]["dtype"], "Float");  // ncclDevKernel_AllReduce_Sum_f32_RING_LL
+      ++all_reduces;
+    }
+    if (e.contains("args") && e["args"].contains("correlation")) {
+      min_correlation = std::min(min_correlation, e["args"]["correlation"].get<int64_t>());
+    }
+    if (e.value("cat", "") == "cuda_runtime") {
+      EXPECT_EQ(e["name"].get<std::string>().find("_v"), std::string::npos) << e["name"];
+    }
+    if (e.value("name", "").starts_with("ProfilerStep#")) {
+      EXPECT_EQ(e["name"], "ProfilerStep#0");
+      EXPECT_EQ(e["tid"], 651);
+      ++steps;
+    }
+  }
+  EXPECT_EQ(pids, (std::set<int64_t>{1, 651}));  // GPU 1, and the process
+  EXPECT_EQ(kernels, 8863);
+  EXPECT_GE(min_correlation, 1'000'000);
+  EXPECT_EQ(steps, 1);
+  EXPECT_EQ(all_reduces, 85);  // of its 91 collectives; the others, at start-up, gather and broadcast
 }
 
 TEST(ChromeExport, ReportsProgress) {
