@@ -1,6 +1,7 @@
 // What fills device memory at its peak, and whether it grows: activations that checkpointing would drop,
 // optimizer state that 8-bit or sharded state would shrink, allocations that are never freed.
 #include <algorithm>
+#include <set>
 
 #include "advisor/rule.h"
 #include "analyzer/tensor_replay.h"
@@ -63,7 +64,8 @@ constexpr Rule kRules[] = {
      .title = "A memory pool reserves far more than it hands out",
      .reads = "memory pools: reserved and used bytes from the pools' own records (analyzer/memory_pools)",
      .fires_when = "a stream-ordered pool holds 25 % more than it has handed out, and at least 16 MiB, while "
-                   "allocations are live",
+                   "allocations are live; or PyTorch's caching allocator (its events in the trace) reserved 512 MiB "
+                   "and a quarter of its reservation more than its tensors' peak",
      .why = "Memory a pool reserved but cannot hand out — freed blocks too small or too scattered for the next "
             "request — is held by the process and lost to every other allocation, including the one that then "
             "fails with out-of-memory.",
@@ -196,13 +198,57 @@ std::optional<Finding> memoryLeak(const Context& c) {
   return f;
 }
 
+// PyTorch's caching allocator is a pool too: it reserves segments with cudaMalloc and hands tensors out of
+// them. With its own events in the trace (record --torch, import), what it reserved at its peak against its
+// tensors' peak is what it held and never needed at once: segments whose freed blocks did not fit the sizes
+// asked for next. Some slack is the cache doing its job, so it takes a quarter of the reservation and 512 MiB.
+std::optional<Finding> cachingAllocatorFragmentation(const Context& c) {
+  const analysis::DeviceMemory* top = c.memory.peakDevice();
+  if (!c.memory.hasTensors() || !top || top->cuda_peak_bytes == 0) return std::nullopt;
+  const int64_t reserved = top->cuda_peak_bytes, used = top->peak_bytes, slack = reserved - used;
+  if (slack < (int64_t{512} << 20) || slack * 4 < reserved) return std::nullopt;
+  // The segments, from CUDA's records (the analysis measures this process by its tensors).
+  const analysis::MemoryTable& m = c.trace.memory;
+  int64_t segments = 0, freed = 0;
+  std::set<int64_t> sizes;
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m.device[i] != top->device || m.kind[i] != schema::MemoryKind::kDevice) continue;
+    const bool allocation = m.op[i] == schema::MemoryOp::kAllocation;
+    segments += allocation, freed += !allocation;
+    if (allocation) sizes.insert(m.bytes[i]);
+  }
+  Finding f = startFinding(c, kRules[3]);
+  f.title = "PyTorch's caching allocator holds " + formatBytes(slack) + " more than its tensors ever need";
+  f.summary = "The caching allocator reserved " + formatBytes(reserved) + " from CUDA while its tensors peaked at " +
+              formatBytes(used) + ": freed blocks that did not fit the sizes asked for next stayed reserved.";
+  f.evidence.push_back({"reserved at most " + formatBytes(reserved) + " (CUDA's allocations), tensors at most " +
+                            formatBytes(used) + " (the allocator's own events): " + formatBytes(slack) +
+                            " never in use at once (" +
+                            formatShare(static_cast<double>(slack) / static_cast<double>(reserved)) + ")",
+                        {{"time_range", "peak of the tensors", top->peak_ns, top->peak_ns}}});
+  f.evidence.push_back({formatCount(segments) + " segments from cudaMalloc in " + formatCount(sizes.size()) +
+                            " different sizes, " + formatCount(freed) +
+                            " of them given back (empty_cache or an "
+                            "out-of-memory retry)",
+                        {}});
+  f.gain.memory_bytes = slack;
+  f.gain.share_of_peak = static_cast<double>(slack) / static_cast<double>(reserved);
+  f.gain.basis =
+      "the allocator's reservation at its peak less its tensors' peak (CUDA's records and PyTorch's allocator "
+      "events): with expandable segments it maps freed pages to the sizes asked for instead of holding "
+      "whole segments, and holds about the tensors' peak";
+  f.fix.plan.push_back({"allocator-1", "allocator", f.id, {{"setting", std::string("expandable_segments:True")}}});
+  setSeverity(f);
+  return f;
+}
+
 std::optional<Finding> poolFragmentation(const Context& c) {
   const analysis::PoolUsage* worst = nullptr;
   for (const auto& p : c.pools) {
     if (!worst || p.slackBytes() > worst->slackBytes()) worst = &p;
   }
   if (!worst || worst->slackBytes() < (int64_t{16} << 20) || worst->slackBytes() * 4 < worst->worst.reserved_bytes) {
-    return std::nullopt;
+    return cachingAllocatorFragmentation(c);
   }
   Finding f = startFinding(c, kRules[3]);
   const int64_t slack = worst->slackBytes();

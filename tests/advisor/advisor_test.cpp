@@ -422,6 +422,46 @@ TEST(Advisor, StragglerOnARealDdpJob) {
   EXPECT_NE(json.find("\"slowest_rank\":1"), std::string::npos);
 }
 
+// A PyTorch loop (the allocator's events in the trace, as record --torch writes them) whose scratch buffer
+// grows by 16 MiB every step while an 8 MiB tensor of each step is kept: each size needs a new segment, the
+// freed ones stay cached, and 1.4 GiB are reserved for tensors that never exceed 300 MiB together. With one
+// segment reused every step, no finding.
+Advice adviceOnCachingAllocator(int64_t growth_bytes) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("frag.gpuscope"));
+  const int64_t base = 64 << 20, kept = 8 << 20;
+  int64_t address = 0x7f0000000000;
+  for (int step = 0; step < 10; ++step) {
+    const int64_t t = step * 1'000'000, size = base + step * growth_bytes;
+    b.nvtx("step", t, t + 900'000);
+    b.kernel("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>", t + 10'000,
+             t + 800'000);
+    if (step == 0 || growth_bytes > 0) b.memory(schema::MemoryOp::kAllocation, address, size + kept, t + 1'000);
+    const int64_t block = growth_bytes > 0 || step == 0 ? address : 0x7f0000000000;
+    b.row(schema::AllocatorEventRow{1, 0, t + 2'000, schema::AllocatorAction::kAlloc, block, size, 0});
+    b.row(schema::AllocatorEventRow{1, 0, t + 3'000, schema::AllocatorAction::kAlloc, block + size, kept, 0});
+    b.row(schema::AllocatorEventRow{1, 0, t + 850'000, schema::AllocatorAction::kFreeCompleted, block, size, 0});
+    if (growth_bytes > 0) address += size + kept;
+  }
+  EXPECT_TRUE(b.finish());
+  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("frag.gpuscope"));
+  EXPECT_TRUE(trace);
+  return trace ? advise(buildContext(*trace)) : Advice{};
+}
+
+TEST(Advisor, CachingAllocatorFragmentationOnBuiltTraces) {
+  const Advice growing = adviceOnCachingAllocator(16 << 20);
+  const Finding* f = growing.find("pool_fragmentation");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->title.rfind("PyTorch's caching allocator holds", 0), 0u) << f->title;
+  EXPECT_GT(f->gain.memory_bytes, int64_t{1} << 30);
+  EXPECT_NE(f->evidence[1].text.find("10 segments from cudaMalloc in 10 different sizes"), std::string::npos)
+      << f->evidence[0].text << " / " << f->evidence[1].text;
+  ASSERT_EQ(f->fix.plan.size(), 1u);
+  EXPECT_EQ(f->fix.plan[0].text("setting"), "expandable_segments:True");
+  EXPECT_FALSE(adviceOnCachingAllocator(0).find("pool_fragmentation"));  // one segment, reused every step
+}
+
 TEST(Advisor, TraceWithoutGpuWorkSaysSo) {
   TempDir dir;
   ASSERT_TRUE(testing::writeEmptyTrace(dir.path("e.gpuscope")));
