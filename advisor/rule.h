@@ -40,6 +40,7 @@ std::span<const Rule> memoryRules();
 const Rule& allocationChurnRule();
 const Rule& preallocationRule();
 const Rule& stragglerRule();
+const Rule& pinnedAllocationRule();
 std::vector<Rule> allRules();
 
 // The launch-bound rule looking ahead: the host's work per step after the other fixes against the GPU's

@@ -462,6 +462,43 @@ TEST(Advisor, CachingAllocatorFragmentationOnBuiltTraces) {
   EXPECT_FALSE(adviceOnCachingAllocator(0).find("pool_fragmentation"));  // one segment, reused every step
 }
 
+// A loop that pins a 64 MiB staging buffer every step (cudaHostAlloc, 2 ms; cudaFreeHost, 0.3 ms) before its
+// copy and kernel: the GPU waits through both calls. Pinned once before the loop, no finding.
+Advice adviceOnPinning(bool in_loop) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("pinned.gpuscope"));
+  const int64_t bytes = 64 << 20;
+  for (int step = 0; step < 8; ++step) {
+    const int64_t t = step * 5'000'000;
+    b.nvtx("step", t, t + 4'900'000);
+    if (in_loop || step == 0) {
+      b.api("cudaHostAlloc", t + 10'000, t + 2'010'000);
+      schema::MemoryEventRow m;
+      m.session_id = 1, m.timestamp_ns = t + 2'000'000, m.memory_kind = schema::MemoryKind::kPinned;
+      m.address = 0x200000000 + step * bytes, m.bytes = bytes;
+      b.row(m);
+    }
+    b.copy(schema::CopyKind::kHostToDevice, schema::MemoryKind::kPinned, bytes, t + 2'100'000, t + 3'400'000);
+    b.kernel("void fft_kernel<float>(float2*)", t + 3'450'000, t + 4'400'000);
+    if (in_loop) b.api("cudaFreeHost", t + 4'450'000, t + 4'750'000);
+  }
+  EXPECT_TRUE(b.finish());
+  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("pinned.gpuscope"));
+  EXPECT_TRUE(trace);
+  return trace ? advise(buildContext(*trace)) : Advice{};
+}
+
+TEST(Advisor, PinnedAllocationOnBuiltTraces) {
+  const Advice a = adviceOnPinning(true);
+  const Finding* f = a.find("pinned_allocation");
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->evidence[0].text.find("1 pinned host allocations per step, 64.0 MiB per step"), std::string::npos)
+      << f->evidence[0].text;
+  EXPECT_GT(f->gain.time_ns, 1'900'000);  // the GPU idles through cudaHostAlloc at least
+  EXPECT_LE(f->gain.time_ns, 2'300'000);  // and no more than both calls
+  EXPECT_FALSE(adviceOnPinning(false).find("pinned_allocation"));
+}
+
 TEST(Advisor, TraceWithoutGpuWorkSaysSo) {
   TempDir dir;
   ASSERT_TRUE(testing::writeEmptyTrace(dir.path("e.gpuscope")));
@@ -480,7 +517,7 @@ TEST(Advisor, RulesHaveUniqueIdsAndThresholds) {
     EXPECT_TRUE(ids.insert(r.id).second) << r.id;
     EXPECT_FALSE(r.fires_when.empty() || r.reads.empty() || r.why.empty() || r.verify.empty()) << r.id;
   }
-  EXPECT_EQ(ids.size(), 18u);
+  EXPECT_EQ(ids.size(), 19u);
 }
 
 }  // namespace
