@@ -31,11 +31,11 @@ def environment(plan=None):
     return env
 
 
-def run_program(name, *args, plan=None, prefix=()):
+def run_program(name, *args, plan=None, prefix=(), extra_env=None):
     """Runs programs/NAME with this Python (the torch venv's); returns the CompletedProcess (text)."""
     command = [*prefix, sys.executable, str(PROGRAMS / name), *map(str, args)]
-    return subprocess.run(command, env=environment(plan), capture_output=True, text=True, timeout=300,
-                          cwd=PROGRAMS)
+    return subprocess.run(command, env={**environment(plan), **(extra_env or {})}, capture_output=True, text=True,
+                          timeout=300, cwd=PROGRAMS)
 
 
 def run_for_json(name, *args):
@@ -49,9 +49,9 @@ def run_for_json(name, *args):
             return json.load(f), result
 
 
-def run_ok(test, name, *args, plan=None):
+def run_ok(test, name, *args, plan=None, extra_env=None):
     """run_program, failing the test with the program's stderr when it does not exit 0."""
-    result = run_program(name, *args, plan=plan)
+    result = run_program(name, *args, plan=plan, extra_env=extra_env)
     test.assertEqual(result.returncode, 0, result.stderr)
     return result
 

@@ -159,6 +159,27 @@ class FixesForTheModel(PlanCase):
         self.assertIn("applied: each forward of Linear runs under torch.autocast(bfloat16)", lines[1])
 
 
+class Guards(PlanCase):
+    """A fix that fails inside the program is rolled back, and the program goes on as the script wrote it."""
+
+    def test_a_compile_that_fails_is_rolled_back(self):
+        # Inductor compiles C++ on the CPU: with no working compiler, the first compiled call raises.
+        no_compiler = {"CXX": "/bin/false"}
+        plain = f"{self.tmp}/plain.pt"
+        support.run_ok(self, "gradients.py", plain, "--model", "transformer", extra_env=no_compiler)
+        out = f"{self.tmp}/guarded.pt"
+        result = support.run_ok(self, "gradients.py", out, "--model", "transformer",
+                                plan=self.plan({"kind": "fusion"}), extra_env=no_compiler)
+        lines = support.bridge_lines(result.stderr)
+        self.assertIn("applied: Transformer.forward compiled", lines[1])
+        self.assertEqual(len(lines), 3, result.stderr)
+        self.assertIn("fusion-1 (fusion): rolled back: InductorError: InvalidCxxCompiler", lines[2])
+        expected, got = torch.load(plain), torch.load(out)
+        self.assertTrue(all(torch.equal(a, b) for a, b in zip(expected["losses"], got["losses"])))
+        for name, grad in expected["grads"].items():
+            self.assertTrue(torch.equal(grad, got["grads"][name]), name)
+
+
 class BadPlans(PlanCase):
     """A plan the bridge cannot use: one line on stderr, and the program runs as without it."""
 

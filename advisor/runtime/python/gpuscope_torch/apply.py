@@ -16,7 +16,8 @@ Each fix kind maps to a change PyTorch offers without touching the script:
   attention      needs the model's code changed (scaled_dot_product_attention): reported, not applied.
 What was applied, and what was not and why, is printed on stderr: when the program starts for the fixes
 that take effect then, at the model's first forward for those applied to the model, and at exit for those
-that never took effect (a program with no nn.Module, whose step is a plain function, has no model to
+that never took effect. A compiled forward that fails (the compiler or a graph capture raising) is rolled back:
+that call and every later one run as the script wrote them, and "rolled back: ERROR" is printed (a program with no nn.Module, whose step is a plain function, has no model to
 compile, checkpoint or run under autocast: it is told so, never that the fix was applied).
 """
 
@@ -36,6 +37,7 @@ _depth = threading.local()  # .value: how many module forwards are running on th
 _autocast = []  # a stack of entered autocast contexts, one per running root forward
 _root_fixes = []  # (kind, fix) applied to each root module at its first forward
 _waiting = {}  # id(fix) -> (kind, fix): fixes for the model not yet applied to any
+_applied = {}  # kind -> the plan's fixes applied to the model as that kind of change
 
 
 def install(plan_path):
@@ -195,6 +197,7 @@ def _root_pre(module, args):
             for key, (waiting_kind, waiting_fix) in list(_waiting.items()):
                 if waiting_kind == kind:  # every fix this one change stands for (fusion and graphs: one compile)
                     _report(waiting_fix, note)
+                    _applied.setdefault(kind, []).append(waiting_fix)
                     del _waiting[key]
     if any(kind == "autocast" for kind, _ in _root_fixes):
         context = torch.autocast("cuda", dtype=torch.bfloat16)
@@ -217,8 +220,28 @@ def _at_first_forward(kind, fix, module):
     if kind == "autocast":
         return f"applied: each forward of {type(module).__name__} runs under torch.autocast(bfloat16)"
     mode = "reduce-overhead" if fix.get("kind") == "cuda_graphs" else "default"
-    module.forward = torch.compile(module.forward, mode=mode)
+    module.forward = _guarded(kind, torch.compile(module.forward, mode=mode), module.forward)
     return f"applied: {type(module).__name__}.forward compiled (mode {mode!r})"
+
+
+def _guarded(kind, changed, original):
+    """A forward with a fix in it, guarded: the first error raised inside it (a compile or graph-capture failure,
+    a dtype error, out of memory) switches the fix off, runs the call again as the script wrote it, and every
+    later call too; the roll-back is said on stderr. The program goes on as it would have without gpuscope."""
+    failed = []
+
+    def forward(*args, **kwargs):
+        if not failed:
+            try:
+                return changed(*args, **kwargs)
+            except Exception as error:
+                failed.append(error)
+                first_line = (str(error).strip().splitlines() or [""])[0]
+                for fix in _applied.get(kind, []):
+                    _report(fix, f"rolled back: {type(error).__name__}: {first_line[:300]}")
+        return original(*args, **kwargs)
+
+    return forward
 
 
 def _checkpoint_model(module):
