@@ -41,6 +41,7 @@ const Rule& allocationChurnRule();
 const Rule& preallocationRule();
 const Rule& stragglerRule();
 const Rule& pinnedAllocationRule();
+const Rule& outOfMemoryRiskRule();
 std::vector<Rule> allRules();
 
 // The launch-bound rule looking ahead: the host's work per step after the other fixes against the GPU's

@@ -420,6 +420,9 @@ TEST(Advisor, StragglerOnARealDdpJob) {
   EXPECT_FALSE(a.find("exposed_communication"));
   const std::string json = renderJson(a);
   EXPECT_NE(json.find("\"slowest_rank\":1"), std::string::npos);
+  TempDir dir;
+  testing::writeFile(dir.path("advice.json"), json);
+  EXPECT_EQ(testing::jsonSchemaProblem("advisor/advice.schema.json", dir.path("advice.json")), "");
 }
 
 // A PyTorch loop (the allocator's events in the trace, as record --torch writes them) whose scratch buffer
@@ -499,6 +502,33 @@ TEST(Advisor, PinnedAllocationOnBuiltTraces) {
   EXPECT_FALSE(adviceOnPinning(false).find("pinned_allocation"));
 }
 
+// A process that holds most of its 79.2 GiB GPU at its peak: a 70 GiB buffer and a 4 GiB one.
+Advice adviceOnFullGpu(int64_t big_bytes) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("full.gpuscope"));
+  b.memory(schema::MemoryOp::kAllocation, 0x7f0000000000, big_bytes, 1'000);
+  b.memory(schema::MemoryOp::kAllocation, 0x7f8000000000, int64_t{4} << 30, 2'000);
+  for (int step = 0; step < 5; ++step) {
+    const int64_t t = 10'000 + step * 1'000'000;
+    b.nvtx("step", t, t + 900'000);
+    b.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", t + 10'000, t + 890'000);
+  }
+  EXPECT_TRUE(b.finish());
+  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("full.gpuscope"));
+  EXPECT_TRUE(trace);
+  return trace ? advise(buildContext(*trace)) : Advice{};
+}
+
+TEST(Advisor, OutOfMemoryRiskOnBuiltTraces) {
+  const Advice full = adviceOnFullGpu(int64_t{70} << 30);
+  const Finding* f = full.find("out_of_memory_risk");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->title, "The peak holds 93.4 % of the GPU's memory: 5.2 GiB left");
+  EXPECT_NE(f->evidence[1].text.find("alive at the peak: 70.0 GiB"), std::string::npos) << f->evidence[1].text;
+  EXPECT_EQ(f->severity, Severity::kMedium);
+  EXPECT_FALSE(adviceOnFullGpu(int64_t{40} << 30).find("out_of_memory_risk"));
+}
+
 TEST(Advisor, TraceWithoutGpuWorkSaysSo) {
   TempDir dir;
   ASSERT_TRUE(testing::writeEmptyTrace(dir.path("e.gpuscope")));
@@ -513,11 +543,13 @@ TEST(Advisor, TraceWithoutGpuWorkSaysSo) {
 
 TEST(Advisor, RulesHaveUniqueIdsAndThresholds) {
   std::set<std::string_view> ids;
+  const std::string schema = testing::readFile(std::string(GPUSCOPE_SOURCE_DIR) + "/advisor/advice.schema.json");
   for (const Rule& r : allRules()) {
+    EXPECT_NE(schema.find("\"" + std::string(r.id) + "\""), std::string::npos) << r.id << " is not in the schema";
     EXPECT_TRUE(ids.insert(r.id).second) << r.id;
     EXPECT_FALSE(r.fires_when.empty() || r.reads.empty() || r.why.empty() || r.verify.empty()) << r.id;
   }
-  EXPECT_EQ(ids.size(), 19u);
+  EXPECT_EQ(ids.size(), 20u);
 }
 
 }  // namespace
