@@ -45,4 +45,9 @@ std::string jsonString(const nlohmann::json& object, const char* key, const std:
   return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
 }
 
+bool jsonBool(const nlohmann::json& object, const char* key, bool fallback) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
 }  // namespace gpuscope

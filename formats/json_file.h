@@ -27,4 +27,7 @@ double jsonNumber(const nlohmann::json& object, const char* key, double fallback
 // they come, and a field of an unexpected type is treated as absent rather than thrown on.
 std::string jsonString(const nlohmann::json& object, const char* key, const std::string& fallback = "");
 
+// object[key] as a bool, or fallback when it is missing or not a bool.
+bool jsonBool(const nlohmann::json& object, const char* key, bool fallback = false);
+
 }  // namespace gpuscope

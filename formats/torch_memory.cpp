@@ -76,7 +76,7 @@ Result<TorchMemory> torchMemoryFromJson(const json& snapshot, const std::string&
   readDeviceTraces(snapshot["device_traces"], memory);
   if (const auto g = snapshot.find("gpuscope"); g != snapshot.end() && g->is_object()) {
     if (g->contains("pid")) memory.pid = jsonInteger(*g, "pid");
-    memory.wrapped = g->value("wrapped", false);
+    memory.wrapped = jsonBool(*g, "wrapped");
     if (const auto roles = g->find("roles"); roles != g->end() && roles->is_array()) {
       if (Status s = readRoles(*roles, memory); !s) return Status(s.kind(), path + ": " + s.message());
     }

@@ -76,6 +76,19 @@ TEST(TorchMemory, UnknownActionsAreCountedNotFatal) {
   EXPECT_EQ(m->skipped, 2);  // a snapshot marker, and a free without a time
 }
 
+// The bridge's own keys read as they come: "wrapped" as a number (a crash under fuzz_import) is absent.
+TEST(TorchMemory, BridgeKeysOfAnUnexpectedTypeAreReadAsAbsent) {
+  testing::TempDir dir;
+  testing::writeFile(dir.path("s.json"), R"({"device_traces": [], "gpuscope": {"wrapped": 1, "pid": "7"}})");
+  Result<TorchMemory> m = readTorchMemory(dir.path("s.json"));
+  ASSERT_TRUE(m) << m.status().message();
+  EXPECT_FALSE(m->wrapped);
+  testing::writeFile(dir.path("t.json"), R"({"device_traces": [], "gpuscope": {"wrapped": true}})");
+  m = readTorchMemory(dir.path("t.json"));
+  ASSERT_TRUE(m) << m.status().message();
+  EXPECT_TRUE(m->wrapped);
+}
+
 // torch.profiler's trace of the same program (tests/fixtures/pytorch_profiler_trace.json, 2 steps, CUDA
 // activity and profile_memory): everything gpuscope reads comes across, each kernel with its launch.
 TEST(KinetoImport, ReadsARealTorchProfilerTrace) {
