@@ -281,7 +281,7 @@ Context buildContext(const TraceData& trace) {
   c.pools = analysis::analyzePools(trace);
   c.chains = analysis::findFusableChains(trace, c.iterations);
   c.host = measureHostWork(c);
-  c.job = analysis::analyzeJob(trace, c.kinds);
+  c.job = analysis::analyzeJob(trace, c.kinds, c.memory);
   findPreallocation(c);
   return c;
 }

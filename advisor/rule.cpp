@@ -14,6 +14,7 @@ std::vector<Rule> allRules() {
   all.push_back(stragglerRule());
   all.push_back(pinnedAllocationRule());
   all.push_back(outOfMemoryRiskRule());
+  all.push_back(rankMemoryImbalanceRule());
   return all;
 }
 

@@ -42,6 +42,7 @@ const Rule& preallocationRule();
 const Rule& stragglerRule();
 const Rule& pinnedAllocationRule();
 const Rule& outOfMemoryRiskRule();
+const Rule& rankMemoryImbalanceRule();
 std::vector<Rule> allRules();
 
 // The launch-bound rule looking ahead: the host's work per step after the other fixes against the GPU's

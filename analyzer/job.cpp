@@ -235,7 +235,7 @@ void findStraggler(const TraceData& t, const std::vector<RankActivity>& acts,
 
 }  // namespace
 
-JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds) {
+JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds, const MemoryAnalysis& memory) {
   JobView job;
   std::set<std::string> hosts;
   const std::vector<int32_t> sessions = rankSessions(trace, kinds);
@@ -255,7 +255,10 @@ JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds)
   job.hosts = named ? static_cast<int64_t>(hosts.size()) : 0;
   std::sort(job.ranks.begin(), job.ranks.end(), [](const RankStep& a, const RankStep& b) { return a.rank < b.rank; });
   std::vector<RankActivity> acts;
-  for (RankStep& r : job.ranks) acts.push_back(measureRank(trace, kinds, r));
+  for (RankStep& r : job.ranks) {
+    acts.push_back(measureRank(trace, kinds, r));
+    if (static_cast<size_t>(r.device) < memory.devices.size()) r.peak_bytes = memory.devices[r.device].peak_bytes;
+  }
   for (size_t r = 0; r < job.ranks.size(); ++r) {
     if (job.ranks[r].step_ns > job.ranks[job.slowest].step_ns) job.slowest = r;
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analyzer/kernel_classifier.h"
+#include "analyzer/memory_timeline.h"
 #include "analyzer/phases.h"
 #include "analyzer/trace_data.h"
 
@@ -29,6 +30,7 @@ struct RankStep {
   int64_t copy_ns = 0;             // only copies or memsets running
   int64_t idle_ns = 0;             // nothing running
   int64_t between_ns = 0;          // of idle_ns, from one step's GPU end to the next one's start
+  int64_t peak_bytes = 0;          // its device's peak memory: its tensors' where the trace has them, else CUDA's
   // At the collectives of the steady steps: the share it arrived at last, and per step how much later than
   // the next-latest rank it arrived at those.
   double last_share = 0;
@@ -66,7 +68,7 @@ struct JobView {
   std::optional<Straggler> straggler;
 };
 
-JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds);
+JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds, const MemoryAnalysis& memory);
 
 // "on one host", "on 3 hosts", or "on hosts the trace does not name".
 std::string hostsText(const JobView& job);

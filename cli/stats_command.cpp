@@ -254,11 +254,12 @@ Report ranksReport(const analysis::JobView& job, const analysis::TraceData& trac
             {"idle_ns", "Idle", Unit::kNanoseconds},
             {"last_share", "Last at collectives", Unit::kShare},
             {"late_ns", "Late by", Unit::kNanoseconds},
+            {"peak_bytes", "Peak memory", Unit::kBytes},
             {"device", "Device", Unit::kText}},
            {}};
   for (const analysis::RankStep& x : job.ranks) {
     r.rows.push_back({x.rank, x.steps, x.step_ns, x.compute_ns, x.comm_alone_ns, x.comm_overlapped_ns, x.copy_ns,
-                      x.idle_ns, x.last_share, x.late_ns, trace.deviceLabel(x.device)});
+                      x.idle_ns, x.last_share, x.late_ns, x.peak_bytes, trace.deviceLabel(x.device)});
   }
   return r;
 }
@@ -439,7 +440,7 @@ std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace)
           streamsReport(s, trace),
           timelineReport(analysis::analyzeTimeline(trace), trace),
           iterationsReport(iterations),
-          ranksReport(analysis::analyzeJob(trace, analysis::classifyConfigs(trace)), trace),
+          ranksReport(analysis::analyzeJob(trace, analysis::classifyConfigs(trace), memory), trace),
           memoryReport(memory, trace),
           memoryCategoriesReport(categories),
           memoryModulesReport(analysis::memoryByModule(trace, memory, categories)),

@@ -405,6 +405,30 @@ TEST(Advisor, StragglerOnBuiltJobs) {
   EXPECT_FALSE(on_time.job.straggler);  // nobody arrives later than anybody
 }
 
+// Built 2-rank jobs whose rank 0 keeps 1 GiB: rank 1 keeping 1.5 GiB is 512 MiB (50 %) over the others, which
+// fires; 1.2 GiB is 20 % over but under 256 MiB, and equal peaks are the usual case: neither fires.
+TEST(Advisor, RankMemoryImbalanceOnBuiltJobs) {
+  TempDir dir;
+  const Advice heavy = adviceOnPath(testing::buildTwoRankJob(dir.dir(), {.late_ns = 0, .held1_bytes = 3LL << 29}));
+  ASSERT_EQ(heavy.job.ranks.size(), 2u);
+  EXPECT_EQ(heavy.job.ranks[0].peak_bytes, 1LL << 30);
+  EXPECT_EQ(heavy.job.ranks[1].peak_bytes, 3LL << 29);
+  const Finding* f = heavy.find("rank_memory_imbalance");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->title, "Rank 1 holds 512.0 MiB more device memory at its peak than the other ranks");
+  EXPECT_EQ(f->gain.memory_bytes, 1LL << 29);
+  EXPECT_NEAR(f->gain.share_of_peak, 1.0 / 3.0, 1e-9);  // of the job's peak, rank 1's
+  ASSERT_GE(f->evidence.size(), 3u);
+  EXPECT_NE(f->evidence[1].text.find("rank 1: peak 1.5 GiB"), std::string::npos) << f->evidence[1].text;
+  EXPECT_NE(f->evidence[2].text.find("alive at rank 1's peak: 1.5 GiB"), std::string::npos) << f->evidence[2].text;
+  TempDir small_dir;
+  const int64_t small = (1LL << 30) + (1LL << 30) / 5 + 1;
+  EXPECT_FALSE(adviceOnPath(testing::buildTwoRankJob(small_dir.dir(), {.late_ns = 0, .held1_bytes = small}))
+                   .find("rank_memory_imbalance"));
+  TempDir even_dir;
+  EXPECT_FALSE(adviceOnPath(testing::buildTwoRankJob(even_dir.dir(), {.late_ns = 0})).find("rank_memory_imbalance"));
+}
+
 // The real 2-rank DDP job (tests/fixtures/multirank/README.md): rank 1's host is the slow one, in its forward
 // pass; rank 0's 7.6 ms of communication alone per step is waiting for it, so no overlap finding.
 TEST(Advisor, StragglerOnARealDdpJob) {
@@ -549,7 +573,7 @@ TEST(Advisor, RulesHaveUniqueIdsAndThresholds) {
     EXPECT_TRUE(ids.insert(r.id).second) << r.id;
     EXPECT_FALSE(r.fires_when.empty() || r.reads.empty() || r.why.empty() || r.verify.empty()) << r.id;
   }
-  EXPECT_EQ(ids.size(), 20u);
+  EXPECT_EQ(ids.size(), 21u);
 }
 
 }  // namespace

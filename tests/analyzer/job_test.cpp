@@ -30,7 +30,7 @@ std::string builtJob(const TempDir& dir, const std::string& host1, int64_t skew_
 
 JobView jobOf(const std::string& path) {
   const TraceData& t = loadForTest(path);
-  return analyzeJob(t, classifyConfigs(t));
+  return analyzeJob(t, classifyConfigs(t), analyzeMemory(t, findIterations(t)));
 }
 
 TEST(Job, BuiltStragglerOnOneHost) {
@@ -109,6 +109,8 @@ TEST(Job, RealTwoRankDdpJob) {
     EXPECT_NEAR(r.step_ns, 33'780'000, 100'000);  // `advise` on rank 0 says 33.777 ms
     const int64_t parts = r.compute_ns + r.comm_alone_ns + r.comm_overlapped_ns + r.copy_ns + r.idle_ns;
     EXPECT_NEAR(parts, r.step_ns, r.step_ns / 20);  // the mean step against the median
+    // Data parallel: both ranks hold the same tensors (the bridge's allocator events), 5.6 GiB at their peak.
+    EXPECT_EQ(r.peak_bytes, 6'061'126'552);
   }
   EXPECT_EQ(job.step_ns, std::max(job.ranks[0].step_ns, job.ranks[1].step_ns));
   // Rank 0 waits in its all-reduces: far more communication alone than rank 1.

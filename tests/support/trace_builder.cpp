@@ -143,6 +143,7 @@ std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& 
     const TwoRankJob& r = rank == 0 ? rank0 : job;
     traces.push_back((dir / ("rank" + std::to_string(rank) + ".gpuscope")).string());
     TraceBuilder b(traces.back(), rank, rank == 0 ? "host-a" : job.host1);
+    b.memory(schema::MemoryOp::kAllocation, 0x7f0000000000, r.held1_bytes, r.skew_ns);
     for (int step = 0; step < 6; ++step) {
       const int64_t t = step * 1'000'000 + r.skew_ns;
       b.nvtx("step", t, t + 950'000);

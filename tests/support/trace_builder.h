@@ -45,13 +45,14 @@ class TraceBuilder {
 // A built 2-rank job of six 1 ms steps (NVTX "step"), merged into one trace at `dir`/job.gpuscope. Each step a
 // rank's host issues a 500 µs GEMM and then an all-reduce that ends at 900 µs on both ranks. Rank 1's host is
 // `late_ns` late to issue its GEMM each step, so rank 0 waits that long in its all-reduce; rank 1 runs on
-// `host1`, whose clock reads `skew_ns` more than rank 0's (host "host-a"), and its collective is named
-// `collective1`.
+// `host1`, whose clock reads `skew_ns` more than rank 0's (host "host-a"), its collective is named
+// `collective1`, and it holds `held1_bytes` of device memory.
 struct TwoRankJob {
   int64_t late_ns = 300'000;
   std::string host1 = "host-a";
   int64_t skew_ns = 0;
   std::string collective1 = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  int64_t held1_bytes = 1LL << 30;  // device memory rank 1 allocates before its first step and keeps (rank 0: 1 GiB)
 };
 std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& job);
 
