@@ -279,7 +279,7 @@ Context buildContext(const TraceData& trace) {
   c.categories = analysis::categorizeMemory(trace, c.iterations, c.memory);
   c.model = analysis::fitMemoryModel(c.memory, c.categories, c.iterations);
   c.pools = analysis::analyzePools(trace);
-  c.chains = analysis::findFusableChains(trace, c.iterations);
+  c.chains = analysis::findFusableChains(trace, c.iterations, c.device, c.step.windows);
   c.host = measureHostWork(c);
   c.job = analysis::analyzeJob(trace, c.kinds, c.memory);
   findPreallocation(c);

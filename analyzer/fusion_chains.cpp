@@ -22,12 +22,19 @@ constexpr int32_t kExcluded = kNone;  // warm-up, set-up and teardown kernels ar
 // data, synchronising): the kernels are not one chain, and the gap is not what fusion saves.
 constexpr int64_t kMaxGapNs = 1'000'000;
 
-// Which steady iteration each kernel ran in (by its GPU start); kExcluded for warm-up iterations and
-// outside all iterations. All 0 without iterations, so chains then only break at other work.
-std::vector<int32_t> iterationOfKernels(const TraceData& t, const Iterations& iterations) {
+// Which steady iteration each kernel ran in (by its GPU start); kExcluded for warm-up iterations, outside all
+// iterations and outside the windows (where there are some). All 0 without iterations, so chains then only
+// break at other work.
+std::vector<int32_t> iterationOfKernels(const TraceData& t, const Iterations& iterations,
+                                        const std::vector<Interval>& windows) {
   std::vector<int32_t> of(t.kernels.size(), 0);
-  if (iterations.list.empty()) return of;
-  for (size_t k = 0; k < of.size(); ++k) of[k] = iterations.steadyIterationAt(t.kernels.start_ns[k]);
+  for (size_t k = 0; k < of.size(); ++k) {
+    const int64_t start = t.kernels.start_ns[k];
+    if (!iterations.list.empty()) of[k] = iterations.steadyIterationAt(start);
+    if (windows.empty()) continue;
+    const Interval* w = lastStartingBy(windows, start);
+    if (!w || start >= w->end) of[k] = kExcluded;
+  }
   return of;
 }
 
@@ -160,21 +167,23 @@ void addOccurrence(const TraceData& t, const Chain& chain, double bandwidth, Fus
 
 }  // namespace
 
-std::vector<FusionPattern> findFusableChains(const TraceData& trace, const Iterations& iterations) {
+std::vector<FusionPattern> findFusableChains(const TraceData& trace, const Iterations& iterations, int32_t device,
+                                             const std::vector<Interval>& windows) {
   const std::vector<KernelKind> kind_of_config = classifyConfigs(trace);
   std::vector<KernelKind> kind(trace.kernels.size());
   for (size_t k = 0; k < kind.size(); ++k) kind[k] = kind_of_config[trace.kernels.config[k]];
   const std::vector<Chain> chains =
-      findChains(trace, kind, iterationOfKernels(trace, iterations), rangeOfKernels(trace));
+      findChains(trace, kind, iterationOfKernels(trace, iterations, windows), rangeOfKernels(trace));
 
   std::map<std::pair<FusionKind, std::vector<int32_t>>, FusionPattern> patterns;  // by the members' names
   for (const Chain& chain : chains) {
+    if (device != kNone && trace.kernels.device[chain.kernels[0]] != device) continue;  // a stream is on one device
     std::vector<int32_t> names;
     for (size_t k : chain.kernels) names.push_back(trace.configs[trace.kernels.config[k]].name.id);
     FusionPattern& p = patterns[{chain.kind, names}];
-    const auto& device = trace.devices[trace.kernels.device[chain.kernels[0]]];
-    const double bandwidth = device.memory_bandwidth_bytes_per_s.value_or(0) > 0
-                                 ? static_cast<double>(*device.memory_bandwidth_bytes_per_s)
+    const auto& gpu = trace.devices[trace.kernels.device[chain.kernels[0]]];
+    const double bandwidth = gpu.memory_bandwidth_bytes_per_s.value_or(0) > 0
+                                 ? static_cast<double>(*gpu.memory_bandwidth_bytes_per_s)
                                  : kDefaultBandwidth;
     if (p.occurrences == 0) {
       p.kind = chain.kind;

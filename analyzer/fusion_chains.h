@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/intervals.h"
 #include "analyzer/iterations.h"
 #include "analyzer/kernel_classifier.h"
 #include "analyzer/trace_data.h"
@@ -38,8 +39,11 @@ struct FusionPattern {
 inline constexpr size_t kMaxChainLength = 32;
 
 // Patterns sorted by estimated saving, largest first. With iterations, only steady ones count (warm-up
-// iterations and set-up run slower and once).
-std::vector<FusionPattern> findFusableChains(const TraceData& trace, const Iterations& iterations);
+// iterations and set-up run slower and once). With a device, only its kernels: the advisor's per-step figures
+// are one GPU's, and in a multi-rank job every rank runs the same chains in the same steps. With windows
+// (sorted, disjoint), only kernels starting inside them: those the advisor divides by its count of steps.
+std::vector<FusionPattern> findFusableChains(const TraceData& trace, const Iterations& iterations,
+                                             int32_t device = kNone, const std::vector<Interval>& windows = {});
 
 std::string_view toString(FusionKind kind);  // "memory-bound chain", "GEMM epilogue"
 

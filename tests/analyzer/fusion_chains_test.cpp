@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "tests/analyzer/load_for_test.h"
 #include "tests/support/sample_trace.h"
 #include "tests/support/trace_builder.h"
@@ -53,6 +55,32 @@ TEST(FusionChains, HandWorkedSavings) {
   EXPECT_EQ(epilogue.classes[0], KernelClass::kGemm);
   EXPECT_EQ(epilogue.saving_ns, 2 * 14'000);
   EXPECT_FALSE(epilogue.basis.empty());
+  // Only the kernels starting inside the windows: the second step's.
+  const std::vector<FusionPattern> second =
+      findFusableChains(trace, findIterations(trace), kNone, {{1'000'000, 1'400'000}});
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[0].occurrences, 1);
+  EXPECT_EQ(second[0].saving_ns, 40'000);
+}
+
+// A real 2-rank DDP job: both ranks run the same chains; one GPU's are those of its own kernels only, half
+// of the job's (the advisor divides them by one rank's steps).
+TEST(FusionChains, OneGpuOfARealTwoRankJob) {
+  const TraceData& trace = loadForTest(GPUSCOPE_MULTIRANK_TRACE);
+  const Iterations iterations = findIterations(trace);
+  auto occurrences = [](const std::vector<FusionPattern>& patterns) {
+    int64_t n = 0;
+    for (const FusionPattern& p : patterns) n += p.occurrences;
+    return n;
+  };
+  std::set<int32_t> devices(trace.kernels.device.begin(), trace.kernels.device.end());  // one per rank
+  ASSERT_EQ(devices.size(), 2u);
+  const int64_t all = occurrences(findFusableChains(trace, iterations));
+  const int64_t gpu0 = occurrences(findFusableChains(trace, iterations, *devices.begin()));
+  const int64_t gpu1 = occurrences(findFusableChains(trace, iterations, *devices.rbegin()));
+  EXPECT_GT(gpu0, 100);
+  EXPECT_EQ(gpu0 + gpu1, all);
+  EXPECT_NEAR(static_cast<double>(gpu0), static_cast<double>(gpu1), 0.1 * static_cast<double>(gpu0));
 }
 
 TEST(FusionChains, ElementwiseChainSample) {
