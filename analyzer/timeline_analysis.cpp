@@ -46,6 +46,16 @@ bool waitsForGpu(const std::string& name) {
   return name.find("ynchronize") != std::string::npos || isSynchronousCopy(name);
 }
 
+// A launch call takes a few microseconds (2-10 µs on an H100, recorded). One that takes far longer waited: for
+// a free slot in the GPU's launch queue, full while the GPU runs far behind the host (a 2-rank DDP job's
+// rank 0, stalled in all-reduces for its late peer, spent 245 ms in 186 such calls), or, on a kernel's first
+// launch, for its module to load.
+constexpr int64_t kBlockedLaunchNs = 100'000;
+
+bool blockedLaunch(const std::string& name, int64_t duration_ns) {
+  return duration_ns >= kBlockedLaunchNs && name.find("aunch") != std::string::npos;
+}
+
 // cudaMalloc, cudaMallocPitch, cudaFree, cuMemAlloc_v2, cuMemFree_v2, …: not the stream-ordered (Async) nor
 // the pinned host (Host) ones.
 bool allocatesDeviceMemory(std::string_view name) {
@@ -75,7 +85,11 @@ std::vector<Interval> hostWaitCalls(const TraceData& t, int32_t session) {
   std::vector<Interval> waits;
   const ApiTable& a = t.api_calls;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a.session[i] == session && waitsForGpu(t.text(a.name[i]))) waits.push_back({a.start_ns[i], a.end_ns[i]});
+    if (a.session[i] != session) continue;
+    const std::string& name = t.text(a.name[i]);
+    if (waitsForGpu(name) || blockedLaunch(name, a.end_ns[i] - a.start_ns[i])) {
+      waits.push_back({a.start_ns[i], a.end_ns[i]});
+    }
   }
   return mergeIntervals(std::move(waits));
 }

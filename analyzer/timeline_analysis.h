@@ -75,7 +75,8 @@ std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace);
 // (`--trace sync`), since CUPTI then slows every CUDA runtime call; the API calls carry the same moments.
 std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& trace);
 // The calls of one process (index into trace.sessions) in which its host waited for the GPU (synchronize
-// calls, synchronous copies), merged: time that is not the host's own work.
+// calls, synchronous copies, launch calls of 100 µs or more: the launch queue was full), merged: time that
+// is not the host's own work.
 std::vector<Interval> hostWaitCalls(const TraceData& trace, int32_t session);
 // The same inside the given windows only (e.g. the steady iterations' GPU spans): idle gaps wholly inside
 // one, kernels that start in one, busy and copy time within them.

@@ -78,6 +78,26 @@ TEST(TimelineAnalysis, HostWaitsFromApiCallsElseFromSyncRecords) {
             (std::vector<std::vector<int64_t>>{{14'000, 31'000}}));
 }
 
+// Time the host is not working for the step: synchronize calls, synchronous copies, and launch calls that
+// waited 100 µs or more for room in the GPU's launch queue (a launch itself takes a few microseconds).
+TEST(TimelineAnalysis, HostWaitCallsCountBlockedLaunches) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.api("cudaLaunchKernel", 10'000, 16'000);   // an ordinary launch
+  b.api("cudaLaunchKernel", 20'000, 420'000);  // blocked: the queue was full
+  b.api("cudaMemcpyAsync", 500'000, 900'000);  // asynchronous: the host's own time
+  b.api("cudaDeviceSynchronize", 950'000, 990'000);
+  b.api("cuLaunchKernel", 1'000'000, 1'099'999);  // just under the bound
+  ASSERT_TRUE(b.finish());
+  const TraceData& t = loadForTest(dir.path("t.gpuscope"));
+  const std::vector<Interval> waits = hostWaitCalls(t, 0);
+  ASSERT_EQ(waits.size(), 2u);
+  EXPECT_EQ(waits[0].start, 20'000);
+  EXPECT_EQ(waits[0].end, 420'000);
+  EXPECT_EQ(waits[1].start, 950'000);
+  EXPECT_EQ(waits[1].end, 990'000);
+}
+
 TEST(TimelineAnalysis, LaunchLatencyAndShortKernels) {
   TempDir dir;
   TraceBuilder b(dir.path("t.gpuscope"));
