@@ -99,9 +99,7 @@ namespace {
 
 // Whether a time falls inside one of the windows (sorted, disjoint); no windows: everything counts.
 bool inWindows(const std::vector<Interval>& windows, int64_t t) {
-  if (windows.empty()) return true;
-  const Interval* w = analysis::lastStartingBy(windows, t);
-  return w && t < w->end;
+  return windows.empty() || analysis::insideAny(windows, t);
 }
 
 }  // namespace

@@ -31,9 +31,7 @@ std::vector<int32_t> iterationOfKernels(const TraceData& t, const Iterations& it
   for (size_t k = 0; k < of.size(); ++k) {
     const int64_t start = t.kernels.start_ns[k];
     if (!iterations.list.empty()) of[k] = iterations.steadyIterationAt(start);
-    if (windows.empty()) continue;
-    const Interval* w = lastStartingBy(windows, start);
-    if (!w || start >= w->end) of[k] = kExcluded;
+    if (!windows.empty() && !insideAny(windows, start)) of[k] = kExcluded;
   }
   return of;
 }

@@ -76,6 +76,12 @@ inline const Interval* lastStartingBy(const std::vector<Interval>& disjoint, int
   return it == disjoint.begin() ? nullptr : &*std::prev(it);
 }
 
+// Whether t falls inside one of the disjoint, sorted intervals.
+inline bool insideAny(const std::vector<Interval>& disjoint, int64_t t) {
+  const Interval* w = lastStartingBy(disjoint, t);
+  return w && t < w->end;
+}
+
 // How much of [start, end) falls inside the disjoint, sorted intervals.
 inline int64_t overlapLength(const std::vector<Interval>& disjoint, int64_t start, int64_t end) {
   int64_t total = 0;
