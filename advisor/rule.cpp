@@ -56,6 +56,16 @@ std::string perStepCount(int64_t total, int64_t n) {
   return text.ends_with(".0") ? text.substr(0, text.size() - 2) : text;
 }
 
+void addLiveAtPeak(Finding& finding, const Context& context, const analysis::DeviceMemory& device,
+                   const std::string& when) {
+  for (size_t i = 0; i < device.live_at_peak.size() && i < 3; ++i) {
+    const analysis::Allocation& a = context.memory.allocations[static_cast<size_t>(device.live_at_peak[i])];
+    finding.evidence.push_back(
+        {"alive at " + when + ": " + analysis::formatBytes(a.bytes) + " by " + analysis::creatorOf(context.trace, a),
+         {{"allocation", "", a.alloc_ns, a.alloc_ns}}});
+  }
+}
+
 void setSnippet(Fix& fix, const Context& context, const Snippets& snippets) {
   switch (context.framework) {
     case Framework::kPyTorch: fix.snippet = snippets.pytorch, fix.snippet_language = "python"; break;

@@ -64,6 +64,9 @@ std::string perStepCount(int64_t total, int64_t n);
 inline std::string perStepCount(const Context& context, int64_t total) {
   return perStepCount(total, context.step.count);
 }
+// The three largest allocations alive at a device's peak, with who made them: "alive at WHEN: 1.5 GiB by …".
+void addLiveAtPeak(Finding& finding, const Context& context, const analysis::DeviceMemory& device,
+                   const std::string& when);
 // The snippet in the program's own terms: PyTorch, JAX, CuPy, or plain CUDA.
 void setSnippet(Fix& fix, const Context& context, const Snippets& snippets);
 

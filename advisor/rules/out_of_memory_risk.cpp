@@ -56,11 +56,7 @@ std::optional<Finding> outOfMemoryRisk(const Context& c) {
                                  ? " (reserved from CUDA; tensors " + formatBytes(top->peak_bytes) + ")"
                                  : ""),
                         {{"time_range", "the peak", top->peak_ns, top->peak_ns}}});
-  for (size_t i = 0; i < top->live_at_peak.size() && i < 3; ++i) {
-    const analysis::Allocation& a = c.memory.allocations[static_cast<size_t>(top->live_at_peak[i])];
-    f.evidence.push_back({"alive at the peak: " + formatBytes(a.bytes) + " by " + analysis::creatorOf(c.trace, a),
-                          {{"allocation", "", a.alloc_ns, a.alloc_ns}}});
-  }
+  addLiveAtPeak(f, c, *top, "the peak");
   f.gain.basis =
       "no saving of its own: the headroom is what is left of the GPU's memory at the peak; the other "
       "memory findings estimate what each fix frees";

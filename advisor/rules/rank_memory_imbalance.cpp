@@ -78,13 +78,7 @@ std::optional<Finding> rankMemoryImbalance(const Context& c) {
   }
   const int32_t device = ranks[heavy].device;
   if (device >= 0 && static_cast<size_t>(device) < c.memory.devices.size()) {
-    const analysis::DeviceMemory& d = c.memory.devices[static_cast<size_t>(device)];
-    for (size_t i = 0; i < d.live_at_peak.size() && i < 3; ++i) {
-      const analysis::Allocation& a = c.memory.allocations[static_cast<size_t>(d.live_at_peak[i])];
-      f.evidence.push_back(
-          {"alive at " + who + "'s peak: " + formatBytes(a.bytes) + " by " + analysis::creatorOf(c.trace, a),
-           {{"allocation", "", a.alloc_ns, a.alloc_ns}}});
-    }
+    addLiveAtPeak(f, c, c.memory.devices[static_cast<size_t>(device)], who + "'s peak");
   }
   // The job's measured peak is its fullest device's: with the extra gone, that rank holds what the others do.
   f.gain.memory_bytes = extra;
