@@ -5,6 +5,7 @@
 
 #include "advisor/host_work.h"
 #include "advisor/rule.h"
+#include "analyzer/phases.h"
 #include "analyzer/tensor_replay.h"
 #include "analyzer/units.h"
 
@@ -146,12 +147,33 @@ std::string predictionBasis() {
          std::string(kHostFloorBasis);
 }
 
+// Whether the PyTorch bridge saw a model: module ranges in the step's process. A trace with the bridge's
+// allocator events but no module range comes from a program whose step is a plain function over tensors;
+// without the bridge there is no telling, and a model is assumed.
+bool modelRan(const Context& c) {
+  if (c.trace.allocator.time_ns.empty()) return true;
+  const auto& nvtx = c.trace.nvtx;
+  for (size_t r = 0; r < nvtx.size(); ++r) {
+    if (nvtx.session[r] == c.session && analysis::isModuleRange(c.trace.text(nvtx.name[r]))) return true;
+  }
+  return false;
+}
+
+// The PyTorch bridge changes a model's forward (compiles it, checkpoints its blocks, runs it under autocast):
+// these fixes need an nn.Module, the others (TF32, a fused optimizer, allocator and loader settings) do not.
+bool needsModel(const plan::Fix& fix) {
+  return fix.kind == "fusion" || fix.kind == "cuda_graphs" || fix.kind == "gemm_padding" || fix.kind == "checkpoint" ||
+         (fix.kind == "precision" && fix.text("setting") == "bf16_autocast");
+}
+
 // Whether gpuscope applies the fix as it stands: the PyTorch bridge applies every kind but attention (the
-// model's code must change) and optimizer settings other than fused (another optimizer); the runtime for
-// other programs applies fusion and checkpointing.
-bool appliedByGpuscope(const plan::Fix& fix, Framework framework) {
-  if (framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
-  if (fix.kind == "attention") return false;
+// model's code must change), optimizer settings other than fused (another optimizer) and, where no
+// nn.Module ran, those made to a model's forward; the runtime for CUDA C++ programs applies fusion and
+// checkpointing; JAX and CuPy programs get neither.
+bool appliedByGpuscope(const plan::Fix& fix, const Context& c, bool model) {
+  if (c.framework == Framework::kJax || c.framework == Framework::kCuPy) return false;  // no runtime, no bridge
+  if (c.framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
+  if (fix.kind == "attention" || (needsModel(fix) && !model)) return false;
   return fix.kind != "optimizer" || fix.text("setting") == "fused";
 }
 
@@ -182,10 +204,15 @@ bool worseForGoal(const plan::Outcome& predicted, const plan::Outcome& measured,
 std::vector<const Finding*> choosePlan(const Context& c, std::vector<Finding>& findings, Goal goal,
                                        const plan::Outcome& measured) {
   std::vector<Finding*> chosen;
+  const bool model = c.framework != Framework::kPyTorch || modelRan(c);
   for (Finding& f : findings) {
-    auto applied = [&](const plan::Fix& fix) { return appliedByGpuscope(fix, c.framework); };
+    auto applied = [&](const plan::Fix& fix) { return appliedByGpuscope(fix, c, model); };
+    auto anyNeedsModel = [&] { return std::any_of(f.fix.plan.begin(), f.fix.plan.end(), needsModel); };
     if (f.fix.plan.empty() || !std::any_of(f.fix.plan.begin(), f.fix.plan.end(), applied)) {
-      f.plan_status = "by hand: gpuscope apply cannot make this change (the fix above shows how)";
+      f.plan_status = !model && anyNeedsModel()
+                          ? "by hand: no nn.Module ran (the step is a plain function), and gpuscope apply changes a "
+                            "model's forward; torch.compile the step function yourself"
+                          : "by hand: gpuscope apply cannot make this change (the fix above shows how)";
     } else if (!servesGoal(f, goal)) {
       f.plan_status = goal == Goal::kMemory ? "left out of the memory plan: it saves no memory"
                       : f.gain.extra_time_ns > 0

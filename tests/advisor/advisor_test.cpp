@@ -235,6 +235,37 @@ TEST(Advisor, PlanPredictionMatchesTheMeasuredLoop) {
   EXPECT_LT(checkpoint->gain.extra_time_ns, a.measured.step_time_ns / 4);
 }
 
+// A step written as a plain function over tensors: the bridge recorded the allocator's events but no module
+// ran, so the fixes made to a model's forward (compile, CUDA graphs, checkpointing, autocast) are by hand.
+TEST(Advisor, ModelFixesAreByHandWhereNoModuleRan) {
+  TempDir dir;
+  const std::string path = dir.path("plain_function.gpuscope");
+  std::filesystem::copy_file(fixturePath("pytorch_bridge_train.gpuscope"), path);
+  {
+    Result<sqlite::Database> db = sqlite::Database::open(path, sqlite::Database::Mode::kCreate);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(
+        db->exec("DELETE FROM nvtx WHERE name IN (SELECT id FROM string WHERE value LIKE '% (forward)' OR "
+                 "value LIKE '% (backward)')"));
+  }
+  Result<analysis::TraceData> trace = analysis::loadTrace(path);
+  ASSERT_TRUE(trace);
+  const Advice with_model = adviceOn("pytorch_bridge_train.gpuscope");
+  const Advice without = advise(buildContext(*trace), Goal::kTime);
+  auto kinds = [](const Advice& a) {
+    std::set<std::string> k;
+    for (const auto& f : makePlan(a).fixes) k.insert(f.kind);
+    return k;
+  };
+  EXPECT_TRUE(kinds(with_model).count("fusion") || kinds(with_model).count("cuda_graphs"));
+  for (const char* kind : {"fusion", "cuda_graphs", "checkpoint", "gemm_padding"})
+    EXPECT_FALSE(kinds(without).count(kind)) << kind;
+  const bool told = std::any_of(without.findings.begin(), without.findings.end(), [](const Finding& f) {
+    return f.plan_status.rfind("by hand: no nn.Module ran", 0) == 0;
+  });
+  EXPECT_TRUE(told);
+}
+
 // torch.compile's CUDA graphs leave host time per compiled call (measured after `apply` on an H100), so a
 // PyTorch program keeps that much of its launch-bound idle; a CUDA program's graph launches the step at once.
 TEST(Advisor, LaunchBoundGainKeepsTheCompiledCallsHostTime) {
