@@ -49,8 +49,10 @@ const Command& applyCommand() {
       "gpuscope's runtime read the plan from GPUSCOPE_PLAN; PyTorch programs get the bridge, which applies\n"
       "bf16 autocast or TF32, fused optimizers, allocator settings, DataLoader workers, activation\n"
       "checkpointing of the model's blocks and torch.compile, and prints on stderr what it applied and what\n"
-      "it could not (fixes that need the model's code changed). --record records the run as\n"
-      "`gpuscope record --torch` would; compare with the first recording using `gpuscope diff`.",
+      "it could not (fixes that need the model's code changed). The model's fixes are timed against the\n"
+      "model as written in the same run and rolled back when slower (GPUSCOPE_APPLY_CHECK=0: no check).\n"
+      "--record records the run as `gpuscope record --torch` would; compare with the first recording\n"
+      "using `gpuscope diff`.",
       kOptions,
       runApply};
   return command;

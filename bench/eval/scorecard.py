@@ -104,16 +104,16 @@ def judge_apply(case, plan, advice, after):
     fixes = {f.get("id"): f for f in (plan or {}).get("fixes", [])}
     gains = {f["id"]: f.get("estimated_gain", {}).get("time_ns", 0) for f in (advice or {}).get("findings", [])}
     after_gains = {f["id"]: f.get("estimated_gain", {}).get("time_ns", 0) for f in (after or {}).get("findings", [])}
+    rolled = [n["id"] for n in notes if n["note"].startswith("rolled back")]
     applied, held = [], []
     for n in notes:
-        if not n["note"].startswith("applied"):
+        if not n["note"].startswith("applied") or n["id"] in rolled:  # a fix rolled back did not hold
             continue
         finding = fixes.get(n["id"], {}).get("finding", "")
         gone = finding not in after_gains or after_gains[finding] <= 0.5 * gains.get(finding, 0)
         applied.append(n["id"])
         if gone and after is not None:
             held.append(n["id"])
-    rolled = [n["id"] for n in notes if n["note"].startswith("rolled back")]
     plain, apply = runs.get("plain", {}), runs.get("apply", {})
     harm = []
     if apply and apply.get("rc") != plain.get("rc"):

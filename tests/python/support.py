@@ -24,6 +24,7 @@ def environment(plan=None):
     PYTHONPATH, GPUSCOPE_TORCH=apply and GPUSCOPE_PLAN."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSCOPE_TORCH") and k != "GPUSCOPE_PLAN"}
     env["PYTHONPATH"] = f"{PROGRAMS}:{BRIDGE}"
+    env["GPUSCOPE_APPLY_CHECK"] = "0"  # fixes at the first call, as these short programs need; Checked turns it on
     if plan is not None:
         env["PYTHONPATH"] = f"{BRIDGE / 'bootstrap'}:{BRIDGE}:{PROGRAMS}"
         env["GPUSCOPE_TORCH"] = "apply"

@@ -180,6 +180,33 @@ class Guards(PlanCase):
             self.assertTrue(torch.equal(grad, got["grads"][name]), name)
 
 
+class Checked(PlanCase):
+    """With the timing check on (as `gpuscope apply` runs it), a fix that makes the model's calls slower is
+    rolled back and the program goes on as the script wrote it."""
+
+    CHECK = {"GPUSCOPE_APPLY_CHECK": "1"}
+
+    def test_a_forward_that_compiles_again_at_every_call_is_rolled_back(self):
+        # Every call of the compiled scorer compiles a new shape: seconds against a millisecond as written.
+        plain = support.run_ok(self, "varlen.py", extra_env=self.CHECK)
+        applied = support.run_ok(self, "varlen.py", plan=self.plan({"kind": "fusion"}), extra_env=self.CHECK)
+        self.assertEqual(applied.stdout.split(",")[0], plain.stdout.split(",")[0])  # every batch scored
+        lines = support.bridge_lines(applied.stderr)
+        self.assertEqual(len(lines), 3, applied.stderr)
+        self.assertIn("applied: Scorer.forward compiled (mode 'default')", lines[1])
+        # Caught by the time between calls where each compile takes half a second or more, else by the timing
+        # check's windows (inductor's cache can make a compile quicker than that).
+        self.assertRegex(lines[2], r"fusion-1 \(fusion\): rolled back: (recompiling or stalled: two calls in a row|"
+                                   r"slower: Scorer.forward took [\d.]+ ms per call with the fixes \(calls 5-7\))")
+
+    def test_a_program_too_short_to_time_is_told_its_fixes_were_not_checked(self):
+        applied = support.run_ok(self, "varlen.py", "3", plan=self.plan({"kind": "fusion"}), extra_env=self.CHECK)
+        lines = support.bridge_lines(applied.stderr)
+        self.assertEqual(len(lines), 3, applied.stderr)
+        self.assertIn("fusion-1 (fusion): not checked: the program called Scorer.forward 3 times, the timing check "
+                      "needs 11", lines[2])
+
+
 class BadPlans(PlanCase):
     """A plan the bridge cannot use: one line on stderr, and the program runs as without it."""
 

@@ -11,22 +11,29 @@ Each fix kind maps to a change PyTorch offers without touching the script:
                  (non-reentrant, which torch.compile traces whole, so a compiled model keeps one graph).
   cuda_graphs, fusion, gemm_padding
                  the root module is compiled (torch.compile; mode "reduce-overhead" for CUDA graphs)
-                 from its second call on; the compiler pads GEMM shapes to tensor-core multiples (its
+                 once its first calls as written are timed; the compiler pads GEMM shapes to tensor-core multiples (its
                  shape padding, turned on for gemm_padding).
   attention      needs the model's code changed (scaled_dot_product_attention): reported, not applied.
 What was applied, and what was not and why, is printed on stderr: when the program starts for the fixes
-that take effect then, at the model's first forward for those applied to the model, and at exit for those
-that never took effect. A compiled forward that fails (the compiler or a graph capture raising) is rolled back:
-that call and every later one run as the script wrote them, and "rolled back: ERROR" is printed (a program with no nn.Module, whose step is a plain function, has no model to
-compile, checkpoint or run under autocast: it is told so, never that the fix was applied).
+that take effect then, when they are applied to the model, and at exit for those that never took effect.
+
+The fixes made to the model are checked against the model as the script wrote it, in the same process: they
+go in at the model's first call (so compilation falls in the program's warm-up), its calls 5-7 are timed
+with them, calls 8-10 run as written (9-10 timed), and the fixes are switched on again only when they were
+not slower by more than 5 %; else they are rolled back and the program goes on as the script wrote it.
+Each window is timed between two device synchronisations. Two steps in a row that each take ten times the
+first one as written, and half a second or more, after the model's third call (compiling again: shapes that
+change from call to call) roll the fixes back at once. Fixes applied when the
+program starts (TF32, a fused optimizer, allocator and loader settings) are not part of the check.
+GPUSCOPE_APPLY_CHECK=0 turns the check off.
 """
 
 import atexit
-
 import json
 import os
 import sys
 import threading
+import time
 
 import torch
 
@@ -38,6 +45,13 @@ _autocast = []  # a stack of entered autocast contexts, one per running root for
 _root_fixes = []  # (kind, fix) applied to each root module at its first forward
 _waiting = {}  # id(fix) -> (kind, fix): fixes for the model not yet applied to any
 _applied = {}  # kind -> the plan's fixes applied to the model as that kind of change
+_active = set()  # kinds of model fix in force now (applied, not rolled back)
+_checks = {}  # id(root module) -> its _Check
+_rolled_back = set()  # kinds of model fix switched off for good
+_hooks = []  # the global module hooks, removed once nothing needs them (each costs time at every module call)
+
+_SLOWER = 1.05  # a fix is rolled back when its calls take this much longer than the calls as written
+_CHECKING = os.environ.get("GPUSCOPE_APPLY_CHECK", "1") != "0"  # 0: no timing check
 
 
 def install(plan_path):
@@ -60,8 +74,8 @@ def install(plan_path):
     if _root_fixes:
         from torch.nn.modules import module as nn_module
 
-        nn_module.register_module_forward_pre_hook(_root_pre)
-        nn_module.register_module_forward_hook(_root_post, always_call=True)
+        _hooks.append(nn_module.register_module_forward_pre_hook(_root_pre))
+        _hooks.append(nn_module.register_module_forward_hook(_root_post, always_call=True))
         atexit.register(_report_never_applied)
 
 
@@ -188,18 +202,12 @@ def _root_pre(module, args):
     if id(module) not in _seen:
         _seen.update(id(m) for m in module.modules())
         # A module with no parameters (a loss, an activation called at top level) is no model to fix.
-        model = any(True for _ in module.parameters())
-        for kind, fix in _root_fixes if model else ():
-            try:
-                note = _at_first_forward(kind, fix, module)
-            except Exception as error:
-                note = f"not applied to {type(module).__name__}: {error!r}"
-            for key, (waiting_kind, waiting_fix) in list(_waiting.items()):
-                if waiting_kind == kind:  # every fix this one change stands for (fusion and graphs: one compile)
-                    _report(waiting_fix, note)
-                    _applied.setdefault(kind, []).append(waiting_fix)
-                    del _waiting[key]
-    if any(kind == "autocast" for kind, _ in _root_fixes):
+        if _root_fixes and any(True for _ in module.parameters()):
+            _checks[id(module)] = _Check(module)
+    check = _checks.get(id(module))
+    if check is not None:
+        check.on_call()
+    if "autocast" in _active:
         context = torch.autocast("cuda", dtype=torch.bfloat16)
         context.__enter__()
         _autocast.append(context)
@@ -213,51 +221,248 @@ def _root_post(module, args, output):
         _autocast.pop().__exit__(None, None, None)
 
 
+class _Change:
+    """One change made to the model, in force while its kind is in _active: the timing check switches it off
+    and on again by that alone."""
+
+    def __init__(self, kind, note, switchable=True):
+        self.kind, self.note, self.switchable = kind, note, switchable
+
+    def off(self):
+        if self.switchable:
+            _active.discard(self.kind)
+
+    def on(self):
+        if self.kind not in _rolled_back:
+            _active.add(self.kind)
+
+
+def _apply_to_model(module):
+    """Applies the model's fixes to a root module and says so for every fix each change stands for; returns the
+    changes made."""
+    changes = []
+    for kind, fix in _root_fixes:
+        try:
+            change = _at_first_forward(kind, fix, module)
+            changes.append(change)
+            _active.add(kind)
+            note = change.note
+        except Exception as error:
+            note = f"not applied to {type(module).__name__}: {error}"
+        for key, (waiting_kind, waiting_fix) in list(_waiting.items()):
+            if waiting_kind == kind:  # every fix this one change stands for (fusion and graphs: one compile)
+                _report(waiting_fix, note)
+                if note.startswith("applied"):
+                    _applied.setdefault(kind, []).append(waiting_fix)
+                del _waiting[key]
+    return changes
+
+
+def _roll_back(kind, reason):
+    """Says a kind of change is rolled back for good; whoever made it has switched it off."""
+    if kind in _rolled_back:
+        return
+    _rolled_back.add(kind)
+    _active.discard(kind)
+    for fix in _applied.get(kind, []):
+        _report(fix, f"rolled back: {reason}")
+
+
+def _in_force():
+    return [fix for kind, fixes in _applied.items() if kind in _active for fix in fixes]
+
+
+class _Check:
+    """Times a root module's calls with the fixes, then as the script wrote them, and keeps the fixes only when
+    they are not slower: what apply leaves in force never slows the program down. The fixes go in at the first
+    call, so compilation and graph recording fall in the program's own warm-up; they are timed once steady
+    (calls 5-7), switched off for calls 8-10 (the first of them to settle, two timed), and switched on again
+    when they won. The device is synchronised at each end of a window; a CPU model's calls end when they return."""
+
+    FIXED, EAGER, DECIDE = 5, 9, 11  # calls that open the fixed window, the window as written, and decide
+    TIMED = {FIXED: 3, EAGER: 2}
+
+    def __init__(self, module):
+        self.name, self.calls, self.opened_at, self.opened_s = type(module).__name__, 0, None, 0.0
+        self.fixed_s, self.done, self.slow_calls = None, not _CHECKING, 0
+        self.changes = _apply_to_model(module)
+        if not self.changes:
+            self.done = True
+        atexit.register(self._at_exit)
+
+    def on_call(self):
+        self.calls += 1
+        if self.done:
+            return
+        self._watch_intervals()
+        if self.done:
+            return
+        if self.calls in (self.FIXED + self.TIMED[self.FIXED], self.DECIDE):
+            per_call = self._close()
+            if per_call is None:
+                return
+            if self.fixed_s is None:
+                self.fixed_s = per_call
+                for change in self.changes:
+                    change.off()
+            else:
+                self._decide(per_call)
+        elif self.calls in self.TIMED:
+            self._open()
+
+    def _watch_intervals(self):
+        """Rolls the fixes back at once when two calls in a row, after the second, each took ten times the
+        first call as written and half a second or more: compiling again, in the forward or the backward."""
+        now = time.perf_counter()
+        last, self.last_s = getattr(self, "last_s", None), now
+        if last is None:
+            return
+        interval = now - last
+        if self.calls == 2:
+            self.first_s = interval
+            return
+        slow = self.calls > 3 and interval > max(0.5, 10 * self.first_s)  # calls 2 and 3 compile and record
+        self.slow_calls = self.slow_calls + 1 if slow else 0
+        if self.slow_calls >= 2 and any(change.kind in _active for change in self.changes):
+            for change in self.changes:
+                change.off()
+                _roll_back(change.kind, f"recompiling or stalled: two calls in a row each took {interval:.2f} s or "
+                                        f"more, against {self.first_s * 1e3:.3f} ms for the first call as written")
+            self._finish()
+
+    def _finish(self):
+        """The check is over: the global module hooks go when nothing needs them any more."""
+        self.done = True
+        if "autocast" not in _active and all(check.done for check in _checks.values()):
+            while _hooks:
+                _hooks.pop().remove()
+
+    @staticmethod
+    def _synchronized():
+        """Waits for the GPU's work so far; False inside a CUDA graph capture, which a synchronisation breaks."""
+        if not torch.cuda.is_initialized():
+            return True
+        if torch.cuda.is_current_stream_capturing():
+            return False
+        torch.cuda.synchronize()
+        return True
+
+    def _open(self):
+        if not self._synchronized():
+            return self._give_up("the calls run inside a CUDA graph capture, where they cannot be timed")
+        self.opened_at, self.opened_s = self.calls, time.perf_counter()
+
+    def _close(self):
+        if self.opened_at is None or not self._synchronized():
+            return self._give_up("the calls run inside a CUDA graph capture, where they cannot be timed")
+        per_call = (time.perf_counter() - self.opened_s) / (self.calls - self.opened_at)
+        self.window = (self.opened_at, self.calls - 1)
+        self.opened_at = None
+        return per_call
+
+    def _decide(self, eager_s):
+        (a, b), (c, d) = (self.FIXED, self.FIXED + self.TIMED[self.FIXED] - 1), self.window
+        said = (f"{self.name}.forward took {self.fixed_s * 1e3:.3f} ms per call with the fixes (calls {a}-{b}) and "
+                f"{eager_s * 1e3:.3f} ms as written (calls {c}-{d})")
+        if self.fixed_s > eager_s * _SLOWER:
+            for change in self.changes:
+                _roll_back(change.kind, f"slower: {said}")
+        else:
+            for change in self.changes:
+                change.on()
+            for fix in _in_force():
+                _report(fix, f"checked: {said}")
+        self._finish()
+
+    def _give_up(self, reason):
+        for change in self.changes:
+            change.on()
+        for fix in _in_force():
+            _report(fix, f"not checked: {reason}")
+        self._finish()
+
+    def _at_exit(self):
+        if self.done:
+            return
+        for change in self.changes:  # the program ended inside the check: the fixes were in force, mostly
+            change.on()
+        for fix in _in_force():
+            _report(fix, f"not checked: the program called {self.name}.forward {self.calls} times, the timing check "
+                         f"needs {self.DECIDE}")
+
+
+def _tensors(value, depth=0):
+    """The tensors in a call's arguments or results: in tuples, lists, dicts (a ModelOutput) and the attributes
+    of plain objects (a KV cache's layers), a few levels down."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 5 and not isinstance(value, (str, bytes, torch.nn.Module)):
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else \
+            vars(value).values() if hasattr(value, "__dict__") else ()
+        for item in items:
+            yield from _tensors(item, depth + 1)
+
+
 def _at_first_forward(kind, fix, module):
-    """Applies one kind of fix to a root module; returns what was done."""
+    """Applies one kind of fix to a root module; returns the _Change made."""
     if kind == "checkpoint":
         return _checkpoint_model(module)
     if kind == "autocast":
-        return f"applied: each forward of {type(module).__name__} runs under torch.autocast(bfloat16)"
+        return _Change(kind, f"applied: each forward of {type(module).__name__} runs under torch.autocast(bfloat16)")
     mode = "reduce-overhead" if fix.get("kind") == "cuda_graphs" else "default"
-    module.forward = _guarded(kind, torch.compile(module.forward, mode=mode), module.forward)
-    return f"applied: {type(module).__name__}.forward compiled (mode {mode!r})"
+    # Switched off and on by _active alone: setting the module's attributes again would fail the compiled
+    # code's guards on it and compile it once more.
+    module.forward = _guarded(kind, torch.compile(module.forward, mode=mode), module.forward, mode == "reduce-overhead")
+    return _Change(kind, f"applied: {type(module).__name__}.forward compiled (mode {mode!r})")
 
 
-def _guarded(kind, changed, original):
+def _guarded(kind, changed, original, graphs):
     """A forward with a fix in it, guarded: the first error raised inside it (a compile or graph-capture failure,
     a dtype error, out of memory) switches the fix off, runs the call again as the script wrote it, and every
-    later call too; the roll-back is said on stderr. The program goes on as it would have without gpuscope."""
-    failed = []
+    later call too; the roll-back is said on stderr. The program goes on as it would have without gpuscope.
+    With CUDA graphs (graphs), a forward handed back what its previous call returned (a KV cache, a recurrent
+    state) is never replayed: a replay would overwrite it."""
+    state = {"calls": 0, "returned": set()}
+
+    def fail(reason):
+        _roll_back(kind, reason)
 
     def forward(*args, **kwargs):
-        if not failed:
-            try:
-                return changed(*args, **kwargs)
-            except Exception as error:
-                failed.append(error)
-                first_line = (str(error).strip().splitlines() or [""])[0]
-                for fix in _applied.get(kind, []):
-                    _report(fix, f"rolled back: {type(error).__name__}: {first_line[:300]}")
-        return original(*args, **kwargs)
+        state["calls"] += 1
+        if kind in _rolled_back or kind not in _active:
+            return original(*args, **kwargs)
+        if graphs and state["calls"] <= 4 and any(t.data_ptr() in state["returned"] for t in _tensors((args, kwargs))):
+            fail("CUDA graphs: the forward is handed tensors its previous call returned (state kept from call to "
+                 "call, such as a KV cache), which graph replays would overwrite")
+            return original(*args, **kwargs)
+        try:
+            out = changed(*args, **kwargs)
+        except Exception as error:
+            first_line = (str(error).strip().splitlines() or [""])[0]
+            fail(f"{type(error).__name__}: {first_line[:300]}")
+            return original(*args, **kwargs)
+        if graphs and state["calls"] <= 3:
+            state["returned"] = {t.data_ptr() for t in _tensors(out) if t.is_cuda}
+        return out
 
     return forward
 
 
 def _checkpoint_model(module):
-    """Checkpoints the model's blocks; returns what was done. A model that has its own switch (transformers'
+    """Checkpoints the model's blocks; returns the _Change made. A model that has its own switch (transformers'
     gradient_checkpointing_enable) gets it, since the model knows what must change with it (its KV cache,
     which a recomputation outside it would fill twice)."""
     name = type(module).__name__
     if getattr(module, "supports_gradient_checkpointing", False) and hasattr(module, "gradient_checkpointing_enable"):
         module.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-        return f"applied: {name}.gradient_checkpointing_enable() (non-reentrant)"
+        # Not switched off for the timing check: the switch sets attributes a compiled forward guards on.
+        return _Change("checkpoint", f"applied: {name}.gradient_checkpointing_enable() (non-reentrant)", False)
     blocks = _blocks(module)
     if not blocks:
-        return f"not applied: {name} has no run of like blocks to checkpoint"
+        raise ValueError(f"{name} has no run of like blocks to checkpoint")
     for block in blocks:
         block.forward = _checkpointed(block.forward)
-    return f"applied: {len(blocks)} blocks of {name} checkpointed"
+    return _Change("checkpoint", f"applied: {len(blocks)} blocks of {name} checkpointed")
 
 
 def _is_block_run(m):
@@ -278,7 +483,7 @@ def _checkpointed(forward):
     from torch.utils.checkpoint import checkpoint
 
     def run(*args, **kwargs):
-        if not torch.is_grad_enabled():
+        if not torch.is_grad_enabled() or "checkpoint" not in _active:
             return forward(*args, **kwargs)
         return checkpoint(forward, *args, use_reentrant=False, **kwargs)
 
