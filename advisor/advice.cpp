@@ -151,7 +151,7 @@ std::string predictionBasis() {
 // allocator events but no module range comes from a program whose step is a plain function over tensors;
 // without the bridge there is no telling, and a model is assumed.
 bool modelRan(const Context& c) {
-  if (c.trace.allocator.time_ns.empty()) return true;
+  if (c.trace.allocator.size() == 0) return true;
   const auto& nvtx = c.trace.nvtx;
   for (size_t r = 0; r < nvtx.size(); ++r) {
     if (nvtx.session[r] == c.session && analysis::isModuleRange(c.trace.text(nvtx.name[r]))) return true;
@@ -170,9 +170,9 @@ bool needsModel(const plan::Fix& fix) {
 // model's code must change), optimizer settings other than fused (another optimizer) and, where no
 // nn.Module ran, those made to a model's forward; the runtime for CUDA C++ programs applies fusion and
 // checkpointing; JAX and CuPy programs get neither.
-bool appliedByGpuscope(const plan::Fix& fix, const Context& c, bool model) {
-  if (c.framework == Framework::kJax || c.framework == Framework::kCuPy) return false;  // no runtime, no bridge
-  if (c.framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
+bool appliedByGpuscope(const plan::Fix& fix, Framework framework, bool model) {
+  if (framework == Framework::kJax || framework == Framework::kCuPy) return false;  // no runtime, no bridge
+  if (framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
   if (fix.kind == "attention" || (needsModel(fix) && !model)) return false;
   return fix.kind != "optimizer" || fix.text("setting") == "fused";
 }
@@ -206,10 +206,9 @@ std::vector<const Finding*> choosePlan(const Context& c, std::vector<Finding>& f
   std::vector<Finding*> chosen;
   const bool model = c.framework != Framework::kPyTorch || modelRan(c);
   for (Finding& f : findings) {
-    auto applied = [&](const plan::Fix& fix) { return appliedByGpuscope(fix, c, model); };
-    auto anyNeedsModel = [&] { return std::any_of(f.fix.plan.begin(), f.fix.plan.end(), needsModel); };
+    auto applied = [&](const plan::Fix& fix) { return appliedByGpuscope(fix, c.framework, model); };
     if (f.fix.plan.empty() || !std::any_of(f.fix.plan.begin(), f.fix.plan.end(), applied)) {
-      f.plan_status = !model && anyNeedsModel()
+      f.plan_status = !model && std::any_of(f.fix.plan.begin(), f.fix.plan.end(), needsModel)
                           ? "by hand: no nn.Module ran (the step is a plain function), and gpuscope apply changes a "
                             "model's forward; torch.compile the step function yourself"
                           : "by hand: gpuscope apply cannot make this change (the fix above shows how)";

@@ -11,7 +11,7 @@ Each fix kind maps to a change PyTorch offers without touching the script:
                  (non-reentrant, which torch.compile traces whole, so a compiled model keeps one graph).
   cuda_graphs, fusion, gemm_padding
                  the root module is compiled (torch.compile; mode "reduce-overhead" for CUDA graphs)
-                 once its first calls as written are timed; the compiler pads GEMM shapes to tensor-core multiples (its
+                 from its second call on; the compiler pads GEMM shapes to tensor-core multiples (its
                  shape padding, turned on for gemm_padding).
   attention      needs the model's code changed (scaled_dot_product_attention): reported, not applied.
 What was applied, and what was not and why, is printed on stderr: when the program starts for the fixes
@@ -23,8 +23,8 @@ with them, calls 8-10 run as written (9-10 timed), and the fixes are switched on
 not slower by more than 5 %; else they are rolled back and the program goes on as the script wrote it.
 Each window is timed between two device synchronisations. Two steps in a row that each take ten times the
 first one as written, and half a second or more, after the model's third call (compiling again: shapes that
-change from call to call) roll the fixes back at once. Fixes applied when the
-program starts (TF32, a fused optimizer, allocator and loader settings) are not part of the check.
+change from call to call) roll the fixes back at once. Fixes applied when the program starts (TF32, a fused
+optimizer, allocator and loader settings) are not part of the check.
 GPUSCOPE_APPLY_CHECK=0 turns the check off.
 """
 
@@ -284,10 +284,9 @@ class _Check:
 
     def __init__(self, module):
         self.name, self.calls, self.opened_at, self.opened_s = type(module).__name__, 0, None, 0.0
-        self.fixed_s, self.done, self.slow_calls = None, not _CHECKING, 0
+        self.fixed_s, self.last_s, self.first_s, self.slow_calls = None, None, None, 0
         self.changes = _apply_to_model(module)
-        if not self.changes:
-            self.done = True
+        self.done = not _CHECKING or not self.changes
         atexit.register(self._at_exit)
 
     def on_call(self):
@@ -314,20 +313,20 @@ class _Check:
         """Rolls the fixes back at once when two calls in a row, after the second, each took ten times the
         first call as written and half a second or more: compiling again, in the forward or the backward."""
         now = time.perf_counter()
-        last, self.last_s = getattr(self, "last_s", None), now
+        last, self.last_s = self.last_s, now
         if last is None:
             return
-        interval = now - last
         if self.calls == 2:
-            self.first_s = interval
+            self.first_s = now - last
             return
-        slow = self.calls > 3 and interval > max(0.5, 10 * self.first_s)  # calls 2 and 3 compile and record
+        limit = max(0.5, 10 * self.first_s)
+        slow = self.calls > 3 and now - last > limit  # calls 2 and 3 compile and record
         self.slow_calls = self.slow_calls + 1 if slow else 0
         if self.slow_calls >= 2 and any(change.kind in _active for change in self.changes):
             for change in self.changes:
                 change.off()
-                _roll_back(change.kind, f"recompiling or stalled: two calls in a row each took {interval:.2f} s or "
-                                        f"more, against {self.first_s * 1e3:.3f} ms for the first call as written")
+                _roll_back(change.kind, f"recompiling or stalled: two calls in a row each took more than {limit:.2f} "
+                                        f"s, against {self.first_s * 1e3:.3f} ms for the first call as written")
             self._finish()
 
     def _finish(self):
@@ -424,22 +423,19 @@ def _guarded(kind, changed, original, graphs):
     state) is never replayed: a replay would overwrite it."""
     state = {"calls": 0, "returned": set()}
 
-    def fail(reason):
-        _roll_back(kind, reason)
-
     def forward(*args, **kwargs):
         state["calls"] += 1
         if kind in _rolled_back or kind not in _active:
             return original(*args, **kwargs)
         if graphs and state["calls"] <= 4 and any(t.data_ptr() in state["returned"] for t in _tensors((args, kwargs))):
-            fail("CUDA graphs: the forward is handed tensors its previous call returned (state kept from call to "
-                 "call, such as a KV cache), which graph replays would overwrite")
+            _roll_back(kind, "CUDA graphs: the forward is handed tensors its previous call returned (state kept from "
+                             "call to call, such as a KV cache), which graph replays would overwrite")
             return original(*args, **kwargs)
         try:
             out = changed(*args, **kwargs)
         except Exception as error:
             first_line = (str(error).strip().splitlines() or [""])[0]
-            fail(f"{type(error).__name__}: {first_line[:300]}")
+            _roll_back(kind, f"{type(error).__name__}: {first_line[:300]}")
             return original(*args, **kwargs)
         if graphs and state["calls"] <= 3:
             state["returned"] = {t.data_ptr() for t in _tensors(out) if t.is_cuda}
