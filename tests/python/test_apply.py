@@ -240,3 +240,20 @@ class BadPlans(PlanCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RecordedWhileApplied(PlanCase):
+    """`gpuscope apply --record`: where apply compiles the model, the recording's module hooks go before the
+    compiler traces them in (their removal after the annotated steps would compile the model again, inside
+    the program's timed steps); without a compiled model they stay for the annotated steps."""
+
+    def run_recorded(self, fixes):
+        with tempfile.TemporaryDirectory() as out:
+            env = {"GPUSCOPE_TORCH": "apply,record", "GPUSCOPE_OUTPUT_DIR": out}
+            return support.run_ok(self, "record_hooks.py", plan=self.plan(*fixes), extra_env=env)
+
+    def test_hooks_go_at_the_first_call_of_a_compiled_model(self):
+        self.assertIn("hook_free=True,True,True", self.run_recorded([{"kind": "fusion"}]).stdout)
+
+    def test_hooks_stay_for_the_annotated_steps_otherwise(self):
+        self.assertIn("hook_free=False,False,False", self.run_recorded([{"kind": "checkpoint"}]).stdout)

@@ -146,6 +146,9 @@ def _tensors(value, out):
 
 @_guarded
 def _forward_pre(module, args):
+    if _hook_free:  # removed by stop_module_hooks in this very call's hooks
+        _root_pre(module, args)
+        return
     names = _range_names(module)
     stack = _stack()
     if not stack:
@@ -356,6 +359,16 @@ def _remove_module_hooks():
     for root in list(_root_calls):
         _hook_root(root)
     torch.cuda.nvtx.mark(HOOKS_REMOVED_MARK)
+
+
+def stop_module_hooks(root):
+    """Called by apply at a root module's first call, when it compiles that module: the module hooks go at
+    once, before the compiler traces them into the compiled code (removing them later fails its guards and
+    compiles it again, inside the steps apply times). The run keeps the root's forward ranges and no module
+    attribution."""
+    if _handles and not _hook_free:
+        _root_calls.setdefault(root, 0)
+        _remove_module_hooks()
 
 
 def _hook_root(root):

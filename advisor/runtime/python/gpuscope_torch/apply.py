@@ -21,6 +21,9 @@ The fixes made to the model are checked against the model as the script wrote it
 go in at the model's first call (so compilation falls in the program's warm-up), its calls 5-7 are timed
 with them, calls 8-10 run as written (9-10 timed), and the fixes are switched on again only when they were
 not slower by more than 5 %; else they are rolled back and the program goes on as the script wrote it.
+Earlier calls are no measure: a DDP model compiled with CUDA graphs took 95 ms per call at calls 3-4 and
+10.8 ms at calls 5-7, against 24.7 ms as written (2 x H200). A fix rolled back costs the program its three
+slower calls.
 Each window is timed between two device synchronisations. Two steps in a row that each take ten times the
 first one as written, and half a second or more, after the model's third call (compiling again: shapes that
 change from call to call) roll the fixes back at once. Fixes applied when the program starts (TF32, a fused
@@ -49,6 +52,7 @@ _active = set()  # kinds of model fix in force now (applied, not rolled back)
 _checks = {}  # id(root module) -> its _Check
 _rolled_back = set()  # kinds of model fix switched off for good
 _hooks = []  # the global module hooks, removed once nothing needs them (each costs time at every module call)
+_needs_hooks = set()  # kinds of model fix that need the global hooks while in force (see _Check._finish)
 
 _SLOWER = 1.05  # a fix is rolled back when its calls take this much longer than the calls as written
 _CHECKING = os.environ.get("GPUSCOPE_APPLY_CHECK", "1") != "0"  # 0: no timing check
@@ -88,6 +92,8 @@ def _wait_for_model(kind, fix):
 
 
 def _report_never_applied():
+    if "torch.distributed.run" in sys.modules and not torch.cuda.is_initialized():
+        return  # torchrun's launcher: its workers run the model and say what they applied
     for _, fix in _waiting.values():
         _report(fix, "not applied: no nn.Module's forward ran (a step written as a plain function has no model to "
                      "apply it to; apply it by hand, e.g. torch.compile of the step function)")
@@ -276,8 +282,10 @@ class _Check:
     """Times a root module's calls with the fixes, then as the script wrote them, and keeps the fixes only when
     they are not slower: what apply leaves in force never slows the program down. The fixes go in at the first
     call, so compilation and graph recording fall in the program's own warm-up; they are timed once steady
-    (calls 5-7), switched off for calls 8-10 (the first of them to settle, two timed), and switched on again
-    when they won. The device is synchronised at each end of a window; a CPU model's calls end when they return."""
+    (calls 5-7, once compiling and recording CUDA graphs are done), switched off for calls 8-10 (the first of
+    them to settle, two timed), and switched on again when they won. Each window
+    runs from one call's start to a later call's start, so it holds the backward and the optimizer step too.
+    The device is synchronised at each end of a window; a CPU model's calls end when they return."""
 
     FIXED, EAGER, DECIDE = 5, 9, 11  # calls that open the fixed window, the window as written, and decide
     TIMED = {FIXED: 3, EAGER: 2}
@@ -330,9 +338,11 @@ class _Check:
             self._finish()
 
     def _finish(self):
-        """The check is over: the global module hooks go when nothing needs them any more."""
+        """The check is over: the global module hooks go when no fix in force needs them. Autocast is entered
+        by them; a compiled forward was traced with them, and their removal would fail its guards and compile it
+        again (seconds, in the middle of the program's timed steps)."""
         self.done = True
-        if "autocast" not in _active and all(check.done for check in _checks.values()):
+        if not _active & _needs_hooks and all(check.done for check in _checks.values()):
             while _hooks:
                 _hooks.pop().remove()
 
@@ -406,13 +416,23 @@ def _at_first_forward(kind, fix, module):
     """Applies one kind of fix to a root module; returns the _Change made."""
     if kind == "checkpoint":
         return _checkpoint_model(module)
+    _needs_hooks.add(kind)
     if kind == "autocast":
         return _Change(kind, f"applied: each forward of {type(module).__name__} runs under torch.autocast(bfloat16)")
     mode = "reduce-overhead" if fix.get("kind") == "cuda_graphs" else "default"
+    _stop_recording_hooks(module)
     # Switched off and on by _active alone: setting the module's attributes again would fail the compiled
     # code's guards on it and compile it once more.
     module.forward = _guarded(kind, torch.compile(module.forward, mode=mode), module.forward, mode == "reduce-overhead")
     return _Change(kind, f"applied: {type(module).__name__}.forward compiled (mode {mode!r})")
+
+
+def _stop_recording_hooks(module):
+    """Under `apply --record`: the recording's module hooks go before the compiler traces them in, since their
+    removal after the annotated steps would compile the model again (annotate.stop_module_hooks)."""
+    annotate = sys.modules.get(f"{__package__}.annotate")
+    if annotate is not None:
+        annotate.stop_module_hooks(module)
 
 
 def _guarded(kind, changed, original, graphs):
@@ -431,6 +451,11 @@ def _guarded(kind, changed, original, graphs):
             _roll_back(kind, "CUDA graphs: the forward is handed tensors its previous call returned (state kept from "
                              "call to call, such as a KV cache), which graph replays would overwrite")
             return original(*args, **kwargs)
+        if graphs and torch.is_grad_enabled():
+            # Training: each call is a new step for the CUDA graphs, whose earlier outputs the backward has used.
+            # Without it a forward whose graphs were recorded before calls ran as written (the check), or before
+            # another micro-batch's forward (gradient accumulation), fails in the backward, where no guard is.
+            torch.compiler.cudagraph_mark_step_begin()
         try:
             out = changed(*args, **kwargs)
         except Exception as error:
