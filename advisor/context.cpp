@@ -133,8 +133,13 @@ double Context::shareOfPeak(int64_t bytes) const {
 
 PhaseWork Context::phaseWork(analysis::Phase phase) const {
   std::vector<analysis::PhaseRange> ranges;
+  bool first_of_phase = true;
   for (const auto& r : phases) {
-    if (r.phase == phase && inSteps(r.start)) ranges.push_back(r);
+    if (r.phase != phase) continue;
+    // The first optimizer step creates the optimizer's state (a fill per parameter): no step like the others.
+    const bool creates_state = first_of_phase && phase == analysis::Phase::kOptimizer;
+    first_of_phase = false;
+    if (!creates_state && inSteps(r.start)) ranges.push_back(r);
   }
   PhaseWork w;
   w.ranges = static_cast<int64_t>(ranges.size());

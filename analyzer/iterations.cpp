@@ -85,9 +85,41 @@ std::vector<double> launchesPerRange(const std::vector<int64_t>& sorted_launch, 
 
 using RangeKey = std::tuple<int32_t, int32_t, std::string, int64_t>;  // session, domain, name, thread
 
+// Per process, the ends of the PyTorch bridge's optimizer.step ranges, in order.
+std::map<int32_t, std::vector<int64_t>> optimizerStepEnds(const TraceData& t) {
+  std::map<int32_t, std::vector<int64_t>> ends;
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    const std::string& name = t.text(t.nvtx.name[r]);
+    if (t.nvtx.kind[r] == schema::NvtxKind::kRange && name.starts_with("optimizer.step (")) {
+      ends[t.nvtx.session[r]].push_back(t.nvtx.end_ns[r]);
+    }
+  }
+  for (auto& [session, times] : ends) std::sort(times.begin(), times.end());
+  return ends;
+}
+
+// Gradient accumulation: several forwards (micro-batches) per optimizer step. Where a root module runs more
+// than once between optimizer steps, a step is the optimizer's period: it opens at the first forward after
+// each optimizer step (and at the first forward of all). With one forward per optimizer step, or fewer than
+// two optimizer steps, the forwards stay as they are.
+std::vector<int64_t> firstAfterEachOptimizerStep(const std::vector<int64_t>& starts,
+                                                 const std::vector<int64_t>& optimizer_ends) {
+  if (optimizer_ends.size() < 2 || starts.size() < 2 * optimizer_ends.size()) return starts;
+  std::vector<int64_t> firsts;
+  auto next_end = optimizer_ends.begin();
+  for (size_t i = 0; i < starts.size(); ++i) {
+    if (i == 0 || (next_end != optimizer_ends.end() && starts[i] >= *next_end)) {
+      firsts.push_back(starts[i]);
+      while (next_end != optimizer_ends.end() && *next_end <= starts[i]) ++next_end;
+    }
+  }
+  return firsts;
+}
+
 // PyTorch recorded with --torch: a step runs from one forward of a root module (a module range whose name
 // has no '.') to the next, its backward and optimizer step in between, though no one range spans it. The
-// last runs to the end of the last range that starts in it.
+// last runs to the end of the last range of the default domain that starts in it on its thread: libraries'
+// ranges (NCCL's communicator teardown, CUB's) run past the loop's end, to the program's exit.
 void addModuleSteps(const TraceData& t, std::map<RangeKey, std::vector<Iteration>>& groups) {
   std::map<RangeKey, std::vector<int64_t>> roots;  // start times of each root module's forward ranges
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
@@ -98,7 +130,11 @@ void addModuleSteps(const TraceData& t, std::map<RangeKey, std::vector<Iteration
     if (pass != Phase::kForward || module.find('.') != std::string::npos) continue;
     roots[{t.nvtx.session[r], kNone, name + " to the next", t.nvtx.thread_id[r]}].push_back(t.nvtx.start_ns[r]);
   }
+  const std::map<int32_t, std::vector<int64_t>> optimizer_ends = optimizerStepEnds(t);
   for (auto& [key, starts] : roots) {
+    if (const auto ends = optimizer_ends.find(std::get<0>(key)); ends != optimizer_ends.end()) {
+      starts = firstAfterEachOptimizerStep(starts, ends->second);
+    }
     if (starts.size() < 2) continue;
     std::vector<Iteration>& steps = groups[key];
     for (size_t i = 0; i + 1 < starts.size(); ++i) steps.push_back({starts[i], starts[i + 1]});
@@ -106,21 +142,30 @@ void addModuleSteps(const TraceData& t, std::map<RangeKey, std::vector<Iteration
     for (auto r = std::lower_bound(t.nvtx.start_ns.begin(), t.nvtx.start_ns.end(), starts.back());
          r != t.nvtx.start_ns.end(); ++r) {
       const size_t row = static_cast<size_t>(r - t.nvtx.start_ns.begin());
-      if (t.nvtx.session[row] == std::get<0>(key)) end = std::max(end, t.nvtx.end_ns[row]);
+      if (t.nvtx.session[row] == std::get<0>(key) && t.nvtx.thread_id[row] == std::get<3>(key) &&
+          t.nvtx.domain[row] == 0) {
+        end = std::max(end, t.nvtx.end_ns[row]);
+      }
     }
     steps.push_back({starts.back(), end});
   }
 }
 
+// Each process's kernel launch times, sorted.
+using LaunchesBySession = std::map<int32_t, std::vector<int64_t>>;
+
 // Of these groups of ranges, the repeating one with regular kernel counts after its first instances that
-// covers the most kernel launches (ties: the one with more instances). Irregular ranges (compilation, data
-// loading) are not iterations, nor is a range that holds under a third of the kernels (an annotation of a
-// part).
-Iterations bestGroup(std::map<RangeKey, std::vector<Iteration>>& groups, const std::vector<int64_t>& sorted_launch) {
+// covers the most of its own process's kernel launches (ties: the one with more instances; between processes,
+// within 2 %: the first). Irregular ranges (compilation, data loading) are not iterations, nor is a range that holds
+// under a third of its process's kernels (an annotation of a part).
+Iterations bestGroup(std::map<RangeKey, std::vector<Iteration>>& groups, const LaunchesBySession& launches) {
   Iterations best;
   double best_covered = 0;
+  static const std::vector<int64_t> kNoLaunches;
   for (auto& [key, ranges] : groups) {
     if (ranges.size() < 2) continue;
+    const auto own = launches.find(std::get<0>(key));
+    const std::vector<int64_t>& sorted_launch = own == launches.end() ? kNoLaunches : own->second;
     bool disjoint = true;
     for (size_t i = 1; i < ranges.size(); ++i) disjoint = disjoint && ranges[i].start_ns >= ranges[i - 1].end_ns;
     std::vector<double> counts = launchesPerRange(sorted_launch, ranges);
@@ -129,13 +174,17 @@ Iterations bestGroup(std::map<RangeKey, std::vector<Iteration>>& groups, const s
     // The first instances may be warm-up (a compiler's first calls, autotuning): judge regularity on the
     // rest, keeping at least the last two thirds.
     counts.erase(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(std::max<size_t>(1, counts.size() / 3)));
-    const bool better = covered > best_covered || (covered == best_covered && ranges.size() > best.list.size());
-    if (disjoint && covered > 0 && variation(counts) <= kRegularity && better) {
+    // The ranks of a job each have such a group, covering about as many of their launches: the first process's
+    // (rank 0, as the launcher starts them) stays unless another's covers clearly more.
+    const double tie = std::get<0>(key) != best.session ? 0.02 * best_covered : 0.0;
+    const bool better =
+        covered > best_covered + tie || (covered >= best_covered - tie && ranges.size() > best.list.size());
+    const bool whole = covered * 3 >= static_cast<double>(sorted_launch.size());
+    if (disjoint && covered > 0 && whole && variation(counts) <= kRegularity && better) {
       best = {IterationSource::kNvtx, std::get<2>(key), std::get<0>(key), std::move(ranges), {}};
       best_covered = covered;
     }
   }
-  if (best_covered * 3 < static_cast<double>(sorted_launch.size())) return {};
   return best;
 }
 
@@ -152,17 +201,17 @@ Iterations fromNvtx(const TraceData& t, const std::vector<int64_t>& launch, int3
     groups[{t.nvtx.session[r], t.nvtx.domain[r], withoutDigits(name), t.nvtx.thread_id[r]}].push_back(
         {t.nvtx.start_ns[r], t.nvtx.end_ns[r]});
   }
-  std::vector<int64_t> sorted_launch;
+  LaunchesBySession launches;
   for (size_t k = 0; k < launch.size(); ++k) {
-    if (inSession(t.kernels.session[k], only)) sorted_launch.push_back(launch[k]);
+    if (inSession(t.kernels.session[k], only)) launches[t.kernels.session[k]].push_back(launch[k]);
   }
-  std::sort(sorted_launch.begin(), sorted_launch.end());
-  Iterations own = bestGroup(groups, sorted_launch);
+  for (auto& [session, times] : launches) std::sort(times.begin(), times.end());
+  Iterations own = bestGroup(groups, launches);
   if (own.source == IterationSource::kNvtx) return own;
   std::map<RangeKey, std::vector<Iteration>> steps;
   addModuleSteps(t, steps);
   std::erase_if(steps, [only](const auto& group) { return !inSession(std::get<0>(group.first), only); });
-  return bestGroup(steps, sorted_launch);
+  return bestGroup(steps, launches);
 }
 
 // Kernels of the busiest device (of process `only`, unless it is kNone), in start order.

@@ -200,7 +200,7 @@ void findStraggler(const TraceData& t, const std::vector<RankActivity>& acts,
   const size_t ranks = job.ranks.size();
   if (matched.empty() || acts[0].spans.empty() || job.ranks[0].steps == 0) return;
   const int64_t from = acts[0].spans.front().start, to = acts[0].spans.back().end;
-  std::vector<int64_t> last(ranks, 0), late(ranks, 0), wait(ranks, 0);
+  std::vector<int64_t> last(ranks, 0), late(ranks, 0), wait(ranks, 0), waited(ranks, 0);
   int64_t counted = 0;
   for (size_t k = 0; k < matched[0].size(); ++k) {
     if (matched[0][k].start < from || matched[0][k].start >= to) continue;
@@ -212,6 +212,7 @@ void findStraggler(const TraceData& t, const std::vector<RankActivity>& acts,
       if (r == latest) continue;
       next = std::max(next, matched[r][k].start);
       wait[latest] += matched[latest][k].start - matched[r][k].start;
+      waited[r] += std::min(matched[latest][k].start - matched[r][k].start, matched[r][k].end - matched[r][k].start);
     }
     ++last[latest];
     late[latest] += matched[latest][k].start - next;
@@ -221,6 +222,7 @@ void findStraggler(const TraceData& t, const std::vector<RankActivity>& acts,
   for (size_t r = 0; r < ranks; ++r) {
     job.ranks[r].last_share = static_cast<double>(last[r]) / static_cast<double>(counted);
     job.ranks[r].late_ns = late[r] / steps;
+    job.ranks[r].wait_ns = waited[r] / steps;
   }
   const size_t worst = static_cast<size_t>(std::max_element(late.begin(), late.end()) - late.begin());
   if (late[worst] <= 0) return;

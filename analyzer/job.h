@@ -35,6 +35,9 @@ struct RankStep {
   // the next-latest rank it arrived at those.
   double last_share = 0;
   int64_t late_ns = 0;
+  // Per step, what it waited inside those collectives for the rank that arrived last (at most each kernel's
+  // time): communication that moves no data, whatever any overlap would do.
+  int64_t wait_ns = 0;
 };
 
 // The rank the others wait for at their collectives.

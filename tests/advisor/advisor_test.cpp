@@ -387,11 +387,13 @@ Advice adviceOnBuiltSteps(bool overlapped) {
   testing::TraceBuilder b(dir.path("ranks.gpuscope"));
   for (int step = 0; step < 6; ++step) {
     const int64_t t = step * 1'000'000;
-    b.nvtx("step", t, t + 900'000);
-    b.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", t + 10'000, t + 510'000);
+    b.nvtx("step", t, t + 50'000);
+    b.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", t + 10'000, t + 510'000, 7, t + 2'000);
     const int64_t comm = overlapped ? t + 200'000 : t + 520'000;
     b.kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", comm, comm + 300'000,
-             overlapped ? 9 : 7);
+             overlapped ? 9 : 7, t + 3'000);
+    // The host issues the step, then waits for it: the GPU sets the pace.
+    b.api("cudaStreamSynchronize", t + 50'000, std::max(t + 510'000, comm + 300'000));
   }
   EXPECT_TRUE(b.finish());
   Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("ranks.gpuscope"));

@@ -45,9 +45,11 @@ TEST(Job, BuiltStragglerOnOneHost) {
     EXPECT_EQ(r.steps, 5);
     EXPECT_EQ(r.step_ns, 1'000'000);
     EXPECT_EQ(r.compute_ns + r.comm_alone_ns + r.comm_overlapped_ns + r.copy_ns + r.idle_ns, r.step_ns);
-    EXPECT_EQ(r.between_ns, 50'000);  // GPU idle from the step's range end to the next step
+    EXPECT_EQ(r.between_ns, 100'000);  // GPU idle from the step's end (its all-reduce's, at 900 µs) to the next step
   }
   EXPECT_EQ(job.ranks[0].comm_alone_ns, 380'000);  // of which 300 µs waiting for rank 1
+  EXPECT_EQ(job.ranks[0].wait_ns, 300'000);
+  EXPECT_EQ(job.ranks[1].wait_ns, 0);  // last at every collective: it waits for nobody
   EXPECT_EQ(job.ranks[1].comm_alone_ns, 80'000);
   EXPECT_EQ(job.ranks[1].idle_ns, 420'000);
   ASSERT_TRUE(job.straggler);

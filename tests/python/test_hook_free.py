@@ -88,6 +88,17 @@ class InferenceOnly(unittest.TestCase):
         self.assertEqual(nvtx_calls(self.calls[5]), [["push", "Net (forward)"], ["pop"]])
 
 
+class GradientAccumulation(unittest.TestCase):
+    """Four forwards per optimizer step: the steps are the optimizer's, also before its first step."""
+
+    def test_switch_comes_after_the_optimizer_steps(self):
+        out, _ = run("2", "--accumulate", "4")
+        steps = split(out["events"], "step")
+        marks = [n for n, events in steps.items() for e in events if e == ["nvtx mark", MARK]]
+        self.assertEqual(marks, [2])
+        self.assertIn(["push", "Net.blocks.0 (forward)"], steps[1])
+
+
 class StepsSetting(unittest.TestCase):
     def test_all_keeps_the_hooks(self):
         out, _ = run("all")

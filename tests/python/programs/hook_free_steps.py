@@ -6,7 +6,8 @@ inference outputs' sums, so that a run with the bridge can be compared with one 
 Marks in the events: ["mark", "step", N] before each training step's forward, ["mark", "infer", N] before
 each inference call.
 
-Usage: hook_free_steps.py OUT STEPS [--no-bridge] [--inference-only]
+Usage: hook_free_steps.py OUT STEPS [--no-bridge] [--inference-only] [--accumulate N]
+(--accumulate: N forwards and backwards per optimizer step, as gradient accumulation does)
 """
 
 import argparse
@@ -29,6 +30,7 @@ def main():
     parser.add_argument("steps")
     parser.add_argument("--no-bridge", action="store_true")
     parser.add_argument("--inference-only", action="store_true")
+    parser.add_argument("--accumulate", type=int, default=1)
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -44,8 +46,9 @@ def main():
     if not args.inference_only:
         for step in range(8):
             nvtx_spy.mark("step", step)
-            loss = torch.nn.functional.mse_loss(model(x), target)
-            loss.backward()
+            for _ in range(args.accumulate):
+                loss = torch.nn.functional.mse_loss(model(x), target) / args.accumulate
+                loss.backward()
             optimizer.step()
             optimizer.zero_grad()
             print(f"step {step} loss {loss.item():.9f}")

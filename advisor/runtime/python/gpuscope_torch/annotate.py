@@ -38,6 +38,9 @@ _lock = threading.Lock()
 _failed = False
 HOOKS_REMOVED_MARK = "gpuscope: module hooks removed"
 _DEFAULT_STEPS = 5
+# Micro-batches per optimizer step allowed for (gradient accumulation) before a training model that has not
+# stepped an optimizer yet has its calls counted as steps.
+_CALLS_PER_STEP_IN_TRAINING = 16
 _steps_to_annotate = None  # None: every step ("all"); else how many before the hooks go
 _optimizer_steps = 0
 _root_calls = weakref.WeakKeyDictionary()  # root module -> its forward calls while annotating
@@ -343,7 +346,10 @@ def _annotated_enough(root):
         return False
     if _optimizer_steps:
         return _optimizer_steps >= _steps_to_annotate
-    return calls > _steps_to_annotate
+    # No optimizer step yet: a model training may be accumulating gradients over several calls before its first
+    # one, so its calls count for a step only past that many; in inference each call is a step.
+    training = root.training and torch.is_grad_enabled()
+    return calls > _steps_to_annotate * (_CALLS_PER_STEP_IN_TRAINING if training else 1)
 
 
 def _remove_module_hooks():
