@@ -60,8 +60,9 @@ struct JobView {
   // one host the ranks share one clock (CUPTI's); otherwise their clocks are aligned on the collectives.
   int64_t hosts = 0;
   bool oneHost() const { return hosts == 1; }
-  // Collectives matched across ranks: the k-th communication kernel of each rank is one collective (NCCL
-  // issues a communicator's collectives in the same order on every rank).
+  // Collectives matched across ranks: on one host, kernels of one name that end together on every rank; across
+  // hosts, the k-th communication kernel of each rank (NCCL issues a communicator's collectives in the same
+  // order on every rank).
   int64_t collectives = 0;
   std::string unmatched;  // why the ranks' collectives could not be matched; "" when they were
   // Per rank, what is added to its times to put it on the first rank's clock: 0 on one host; across hosts,
