@@ -58,6 +58,7 @@ std::string iterationsBasis(const Iterations& it, int64_t steady) {
   std::string basis = "median start-to-start time of " + std::to_string(steady) + " steady iterations (";
   switch (it.source) {
     case analysis::IterationSource::kNvtx: return basis + "NVTX range '" + it.marker + "')";
+    case analysis::IterationSource::kGraphLaunch: return basis + "each a launch of " + it.marker + ")";
     case analysis::IterationSource::kKernelPattern:
       return basis + "each opened by kernel " + analysis::shortKernelName(it.marker) + ")";
     default: return basis + "each ended by a host synchronisation)";

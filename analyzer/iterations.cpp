@@ -289,6 +289,32 @@ Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& lau
   return fromBoundaries(t, launch, kernels, boundaries, IterationSource::kKernelPattern, t.text(best_name));
 }
 
+// Steps replayed from CUDA graphs: where most of the busiest device's kernels come from graphs, each launch of the
+// graph most of them come from opens a step. A kernel pattern misleads there: a graph's branches run side by side,
+// so its kernels need not start in one order, and a set-up kernel seen three times looked more regular than any
+// (a training step captured whole with torch.cuda.graph and replayed 520 times read as 2 steps).
+Iterations fromGraphLaunches(const TraceData& t, const std::vector<int64_t>& launch, int32_t only) {
+  const std::vector<size_t> kernels = busiestDeviceKernels(t, only);
+  std::map<int64_t, size_t> per_graph;
+  for (size_t k : kernels) {
+    if (t.kernels.graph_id[k] != kNone) ++per_graph[t.kernels.graph_id[k]];
+  }
+  int64_t graph = kNone;
+  size_t most = 0;
+  for (const auto& [id, count] : per_graph) {
+    if (count > most) graph = id, most = count;
+  }
+  if (most == 0 || most * 2 < kernels.size()) return {};
+  std::vector<int64_t> boundaries;
+  for (size_t k : kernels) {
+    if (t.kernels.graph_id[k] == graph) boundaries.push_back(launch[k]);
+  }
+  std::sort(boundaries.begin(), boundaries.end());
+  boundaries.erase(std::unique(boundaries.begin(), boundaries.end()), boundaries.end());
+  return fromBoundaries(t, launch, kernels, std::move(boundaries), IterationSource::kGraphLaunch,
+                        "CUDA graph " + std::to_string(graph));
+}
+
 // The host synchronisations of the busiest device's process, as iteration ends.
 Iterations fromHostSyncs(const TraceData& t, const std::vector<int64_t>& launch, int32_t only) {
   const std::vector<size_t> kernels = busiestDeviceKernels(t, only);
@@ -358,7 +384,8 @@ Iterations findIterations(const TraceData& trace, int32_t session) {
   if (it.source == IterationSource::kNvtx) {
     assignKernels(trace, launch, it.session, it);
   } else {
-    it = fromKernelPattern(trace, launch, session);
+    it = fromGraphLaunches(trace, launch, session);
+    if (it.source == IterationSource::kNotFound) it = fromKernelPattern(trace, launch, session);
     if (it.source == IterationSource::kNotFound) it = fromHostSyncs(trace, launch, session);
   }
   if (it.source != IterationSource::kNotFound) {
@@ -379,7 +406,10 @@ StepWindows stepWindows(const std::vector<Iteration>& list, size_t usable, Take 
     const int64_t end = std::max(list[i].end_ns, list[i].gpu_end_ns);
     s.windows.push_back({list[i].start_ns, end});
     if (i + 1 < usable && !list[i + 1].warmup && take(i + 1)) {
-      s.periods.push_back(list[i + 1].start_ns - list[i].start_ns);
+      // The host's start to start, or the GPU's where longer: a host that runs ahead of its GPU (replays of a
+      // CUDA graph queued faster than they run) issues steps faster than they are done.
+      s.periods.push_back(std::max(list[i + 1].start_ns - list[i].start_ns,
+                                   list[i + 1].gpu_start_ns - list[i].gpu_start_ns));
       s.spans.push_back({list[i].start_ns, list[i + 1].start_ns});
       if (list[i + 1].start_ns > end) s.between.push_back({end, list[i + 1].start_ns});
     }
@@ -404,6 +434,7 @@ SteadySteps steadySteps(const Iterations& it) {
 std::string_view toString(IterationSource source) {
   switch (source) {
     case IterationSource::kNvtx: return "nvtx";
+    case IterationSource::kGraphLaunch: return "graph launch";
     case IterationSource::kKernelPattern: return "kernel pattern";
     case IterationSource::kHostSync: return "host sync";
     case IterationSource::kNotFound: break;

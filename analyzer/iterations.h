@@ -24,7 +24,7 @@ struct Iteration {
   int64_t durationNs() const { return std::max(end_ns, gpu_end_ns) - start_ns; }
 };
 
-enum class IterationSource { kNotFound, kNvtx, kKernelPattern, kHostSync };
+enum class IterationSource { kNotFound, kNvtx, kGraphLaunch, kKernelPattern, kHostSync };
 
 struct Iterations {
   IterationSource source = IterationSource::kNotFound;

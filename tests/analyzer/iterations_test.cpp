@@ -50,9 +50,13 @@ TEST(Iterations, KernelPatternWithoutAnnotations) {
   EXPECT_EQ(chain.marker, "scale(float*, float, int)");  // the chain's first kernel opens each iteration
   EXPECT_EQ(chain.list.size(), 50u);
   for (const Iteration& i : chain.list) EXPECT_EQ(i.kernels, 4);
+}
+
+TEST(Iterations, GraphReplaysAreSteps) {
   const Iterations graph = iterationsOf(testing::fixturePath("graph_replay.gpuscope"));
-  EXPECT_EQ(graph.source, IterationSource::kKernelPattern);
+  EXPECT_EQ(graph.source, IterationSource::kGraphLaunch);
   EXPECT_EQ(graph.list.size(), 200u);
+  for (const Iteration& i : graph.list) EXPECT_EQ(i.kernels, graph.list.front().kernels);
 }
 
 TEST(Iterations, HostSynchronisationsEndSteps) {
