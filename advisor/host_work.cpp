@@ -150,4 +150,9 @@ int64_t hostStepAfter(const Context& c, const HostChanges& what) {
   return std::max<int64_t>(0, std::llround(model + optimizer) + rest + between - allocating);
 }
 
+int64_t gpuSlack(const Context& c) {
+  const int64_t host = hostStepAfter(c, HostChanges{});
+  return host > 0 ? std::max<int64_t>(0, c.step.time_ns - host) : c.step.time_ns;
+}
+
 }  // namespace gpuscope::advisor

@@ -29,6 +29,9 @@ struct HostChanges {
 
 // The host's work per step after the changes (0 when the trace does not measure it).
 int64_t hostStepAfter(const Context& context, const HostChanges& what);
+// The step less the host's own work per step today: the most that shortening the GPU's side of the step (hiding
+// communication, a rank that waits less) can win; the whole step where the host's work is not measured.
+int64_t gpuSlack(const Context& context);
 
 inline constexpr std::string_view kHostFloorBasis =
     "the host's own work per step (its step range less the time it waited for the GPU), with the forward and "

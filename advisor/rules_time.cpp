@@ -406,9 +406,7 @@ std::optional<Finding> exposedCommunication(const Context& c) {
   // the host issues what comes next, and hiding it wins at most the step less the host's own work. A 2-rank DDP
   // loop of 1 x 512-token micro-batches (2 x H200) had 35 % of its step as communication alone, and all-reducing
   // once per step instead of 8 times made it no faster.
-  const int64_t host = hostStepAfter(c, HostChanges{});
-  const int64_t slack = host > 0 ? std::max<int64_t>(0, c.step.time_ns - host) : c.step.time_ns;
-  const int64_t gain = std::min({exposed, compute_alone, slack});
+  const int64_t gain = std::min({exposed, compute_alone, gpuSlack(c)});
   if (c.shareOfStep(exposed) < 0.05 || c.shareOfStep(gain) < 0.05) return std::nullopt;
   Finding f = startFinding(c, kRules[5]);
   f.title = "Communication runs alone for " + formatDuration(exposed) + " " + perStepWords(c);
@@ -428,7 +426,7 @@ std::optional<Finding> exposedCommunication(const Context& c) {
   }
   f.evidence.push_back(
       {"compute with no communication beside it: " + formatDuration(compute_alone) + " " + perStepWords(c), {}});
-  if (host > 0) {
+  if (const int64_t host = hostStepAfter(c, HostChanges{}); host > 0) {
     f.evidence.push_back(
         {"the host's own work: " + formatDuration(host) + " " + perStepWords(c) + ", which no overlap shortens", {}});
   }

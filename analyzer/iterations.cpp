@@ -264,8 +264,8 @@ Iterations fromBoundaries(const TraceData& t, const std::vector<int64_t>& launch
 // A kernel that runs once per iteration: of the names seen at least three times and at most once per
 // three kernels (so a loop of two alternating kernels is not taken for two-kernel iterations), the one
 // whose occurrences split the sequence most evenly; ties go to the one seen first (the iteration's start).
-Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& launch, int32_t only) {
-  const std::vector<size_t> kernels = busiestDeviceKernels(t, only);
+Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& launch,
+                             const std::vector<size_t>& kernels) {
   const size_t n = kernels.size();
   std::unordered_map<int32_t, std::vector<size_t>> positions;  // name id -> positions in the sequence
   for (size_t p = 0; p < n; ++p) positions[t.configs[t.kernels.config[kernels[p]]].name.id].push_back(p);
@@ -293,8 +293,8 @@ Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& lau
 // graph most of them come from opens a step. A kernel pattern misleads there: a graph's branches run side by side,
 // so its kernels need not start in one order, and a set-up kernel seen three times looked more regular than any
 // (a training step captured whole with torch.cuda.graph and replayed 520 times read as 2 steps).
-Iterations fromGraphLaunches(const TraceData& t, const std::vector<int64_t>& launch, int32_t only) {
-  const std::vector<size_t> kernels = busiestDeviceKernels(t, only);
+Iterations fromGraphLaunches(const TraceData& t, const std::vector<int64_t>& launch,
+                             const std::vector<size_t>& kernels) {
   std::map<int64_t, size_t> per_graph;
   for (size_t k : kernels) {
     if (t.kernels.graph_id[k] != kNone) ++per_graph[t.kernels.graph_id[k]];
@@ -316,8 +316,7 @@ Iterations fromGraphLaunches(const TraceData& t, const std::vector<int64_t>& lau
 }
 
 // The host synchronisations of the busiest device's process, as iteration ends.
-Iterations fromHostSyncs(const TraceData& t, const std::vector<int64_t>& launch, int32_t only) {
-  const std::vector<size_t> kernels = busiestDeviceKernels(t, only);
+Iterations fromHostSyncs(const TraceData& t, const std::vector<int64_t>& launch, const std::vector<size_t>& kernels) {
   if (kernels.empty()) return {};
   const int32_t session = t.kernels.session[kernels[0]];
   std::vector<int64_t> boundaries{t.startNs()};
@@ -384,9 +383,11 @@ Iterations findIterations(const TraceData& trace, int32_t session) {
   if (it.source == IterationSource::kNvtx) {
     assignKernels(trace, launch, it.session, it);
   } else {
-    it = fromGraphLaunches(trace, launch, session);
-    if (it.source == IterationSource::kNotFound) it = fromKernelPattern(trace, launch, session);
-    if (it.source == IterationSource::kNotFound) it = fromHostSyncs(trace, launch, session);
+    // The busiest device's kernels (of `session`, where given), in start order: what the three read.
+    const std::vector<size_t> kernels = busiestDeviceKernels(trace, session);
+    it = fromGraphLaunches(trace, launch, kernels);
+    if (it.source == IterationSource::kNotFound) it = fromKernelPattern(trace, launch, kernels);
+    if (it.source == IterationSource::kNotFound) it = fromHostSyncs(trace, launch, kernels);
   }
   if (it.source != IterationSource::kNotFound) {
     markHookFree(trace, it);
@@ -408,8 +409,8 @@ StepWindows stepWindows(const std::vector<Iteration>& list, size_t usable, Take 
     if (i + 1 < usable && !list[i + 1].warmup && take(i + 1)) {
       // The host's start to start, or the GPU's where longer: a host that runs ahead of its GPU (replays of a
       // CUDA graph queued faster than they run) issues steps faster than they are done.
-      s.periods.push_back(std::max(list[i + 1].start_ns - list[i].start_ns,
-                                   list[i + 1].gpu_start_ns - list[i].gpu_start_ns));
+      s.periods.push_back(
+          std::max(list[i + 1].start_ns - list[i].start_ns, list[i + 1].gpu_start_ns - list[i].gpu_start_ns));
       s.spans.push_back({list[i].start_ns, list[i + 1].start_ns});
       if (list[i + 1].start_ns > end) s.between.push_back({end, list[i + 1].start_ns});
     }

@@ -98,10 +98,7 @@ std::optional<Finding> straggler(const Context& c) {
   // And only where the wait holds the others up: a waiting rank whose host is busy for the whole step would then
   // wait for its own host. The ranks of an FSDP2 job on 2 x H200 issued in lockstep, one 2.3 ms behind at each of
   // 38 collectives a step, and each rank's host was busy for 98 ms of the 107 ms step.
-  if (late.session != c.session) {
-    const int64_t host = hostStepAfter(c, HostChanges{});
-    if (host > 0) gain_ns = std::min(gain_ns, std::max<int64_t>(0, c.step.time_ns - host));
-  }
+  if (late.session != c.session) gain_ns = std::min(gain_ns, gpuSlack(c));
   // Late, but by little more than any one part of its step: clean 2-rank DDP jobs on 2 x H200 had a rank last
   // at 83 % of the collectives, 7-10 % of the step late, whose extra work explained 1.2-3.5 % of the step.
   if (static_cast<double>(gain_ns) < kLateShare * static_cast<double>(job.step_ns)) return std::nullopt;
