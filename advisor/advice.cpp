@@ -167,13 +167,14 @@ bool needsModel(const plan::Fix& fix) {
 }
 
 // Whether gpuscope applies the fix as it stands: the PyTorch bridge applies every kind but attention (the
-// model's code must change), optimizer settings other than fused (another optimizer) and, where no
-// nn.Module ran, those made to a model's forward; the runtime for CUDA C++ programs applies fusion and
-// checkpointing; JAX and CuPy programs get neither.
+// model's code must change), optimizer settings other than fused (another optimizer), CUDA graphs under
+// gradient accumulation and, where no nn.Module ran, those made to a model's forward; the runtime for CUDA
+// C++ programs applies fusion and checkpointing; JAX and CuPy programs get neither.
 bool appliedByGpuscope(const plan::Fix& fix, Framework framework, bool model) {
   if (framework == Framework::kJax || framework == Framework::kCuPy) return false;  // no runtime, no bridge
   if (framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
   if (fix.kind == "attention" || (needsModel(fix) && !model)) return false;
+  if (fix.kind == "cuda_graphs" && fix.param("forwards_per_step")) return false;  // gradient accumulation
   return fix.kind != "optimizer" || fix.text("setting") == "fused";
 }
 

@@ -65,6 +65,18 @@ std::string iterationsBasis(const Iterations& it, int64_t steady) {
   }
 }
 
+// The model's forwards per steady iteration, the median: micro-batches where the steps are optimizer periods.
+int32_t medianForwards(const Iterations& it) {
+  std::vector<int32_t> forwards;
+  for (const auto& iteration : it.list) {
+    if (!iteration.warmup) forwards.push_back(iteration.forwards);
+  }
+  if (forwards.empty()) return 1;
+  std::nth_element(forwards.begin(), forwards.begin() + static_cast<std::ptrdiff_t>(forwards.size() / 2),
+                   forwards.end());
+  return std::max(1, forwards[forwards.size() / 2]);
+}
+
 Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t device) {
   Step step;
   analysis::SteadySteps steady = analysis::steadySteps(it);
@@ -77,6 +89,10 @@ Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t dev
     step.timed_count = static_cast<int64_t>(timed.windows.size());
     step.time_ns = analysis::summarize(timed.periods).median;
     step.basis = iterationsBasis(it, step.timed_count);
+    step.forwards = medianForwards(it);
+    if (step.forwards > 1) {
+      step.basis += ", each " + std::to_string(step.forwards) + " forwards of the model (gradient accumulation)";
+    }
     if (hook_free) {
       step.basis += ", after the PyTorch bridge removed its module hooks; module attribution from " +
                     std::to_string(step.count) + " annotated steps before";

@@ -34,6 +34,7 @@ struct Step {
   int64_t timed_count = 1;  // likewise for `timed_windows`
   std::string basis;        // "median start-to-start time of 10 steady iterations (NVTX 'step')"
   bool from_iterations = false;
+  int32_t forwards = 1;  // the model's forwards per step (median of the steady ones): more is gradient accumulation
   // Each steady iteration from its start to its GPU end (empty: all). Where the PyTorch bridge removed its
   // module hooks part-way (record --torch-steps), `windows` are the annotated steps, which module ranges and
   // phases are read from, and `timed_windows` the hook-free ones after, which the step's time, its idle time

@@ -161,9 +161,19 @@ void betweenGraphs(const Context& c, Finding& f, int64_t idle, double graphed) {
       "the whole step is one graph (an upper bound: some host work stays)";
 }
 
-// The plan entry both launch-bound findings carry: the whole step captured in CUDA graphs.
-plan::Fix cudaGraphsFix(const Finding& f) {
-  return {"cuda_graphs-1", "cuda_graphs", f.id, {{"scope", std::string("step")}}};
+// The plan entry both launch-bound findings carry: the whole step captured in CUDA graphs. A PyTorch step of
+// several forwards (gradient accumulation) says how many: torch.compile's CUDA graphs fail there, a replay
+// overwriting what an earlier micro-batch's backward still reads (pytorch/pytorch#169545; a DDP GPT-2 with 8
+// micro-batches per step failed so under `gpuscope apply` on 2 x H100), so gpuscope leaves that fix to the user.
+plan::Fix cudaGraphsFix(const Context& c, Finding& f) {
+  plan::Fix fix{"cuda_graphs-1", "cuda_graphs", f.id, {{"scope", std::string("step")}}};
+  if (c.framework != Framework::kPyTorch || c.step.forwards <= 1) return fix;
+  fix.params.push_back({"forwards_per_step", static_cast<int64_t>(c.step.forwards)});
+  f.fix.summary += " The model runs " + std::to_string(c.step.forwards) +
+                   " forwards per optimizer step (gradient accumulation), where torch.compile's CUDA graphs fail "
+                   "(pytorch/pytorch#169545): take fewer, larger micro-batches, or capture the forward and backward "
+                   "by hand; `gpuscope apply` leaves this fix out.";
+  return fix;
 }
 
 std::optional<Finding> launchBound(const Context& c) {
@@ -196,7 +206,7 @@ std::optional<Finding> launchBound(const Context& c) {
                       "step with one call, so that idle time goes while the kernels themselves run as before");
   }
   f.gain.idle_ns = f.gain.time_ns;
-  f.fix.plan.push_back(cudaGraphsFix(f));
+  f.fix.plan.push_back(cudaGraphsFix(c, f));
   if (const double graphed = graphShare(c); graphed >= 0.5) betweenGraphs(c, f, idle, graphed);
   setSeverity(f);
   return f;
@@ -233,7 +243,7 @@ std::optional<Finding> hostBoundAfterFixes(const Context& c, int64_t gpu_after_n
                         formatDuration(host_with_graphs_ns) + "), down to the GPU's predicted time; " +
                         std::string(kHostFloorBasis));
   f.gain.host_side = true;
-  f.fix.plan.push_back(cudaGraphsFix(f));
+  f.fix.plan.push_back(cudaGraphsFix(c, f));
   setSeverity(f);
   return f;
 }

@@ -116,6 +116,12 @@ std::vector<int64_t> firstAfterEachOptimizerStep(const std::vector<int64_t>& sta
   return firsts;
 }
 
+// How many of these sorted times fall in [start, end).
+int32_t countWithin(const std::vector<int64_t>& sorted, int64_t start, int64_t end) {
+  return static_cast<int32_t>(std::lower_bound(sorted.begin(), sorted.end(), end) -
+                              std::lower_bound(sorted.begin(), sorted.end(), start));
+}
+
 // PyTorch recorded with --torch: a step runs from one forward of a root module (a module range whose name
 // has no '.') to the next, its backward and optimizer step in between, though no one range spans it. The
 // last runs to the end of the last range of the default domain that starts in it on its thread: libraries'
@@ -131,9 +137,10 @@ void addModuleSteps(const TraceData& t, std::map<RangeKey, std::vector<Iteration
     roots[{t.nvtx.session[r], kNone, name + " to the next", t.nvtx.thread_id[r]}].push_back(t.nvtx.start_ns[r]);
   }
   const std::map<int32_t, std::vector<int64_t>> optimizer_ends = optimizerStepEnds(t);
-  for (auto& [key, starts] : roots) {
+  for (auto& [key, forwards] : roots) {
+    std::vector<int64_t> starts = forwards;
     if (const auto ends = optimizer_ends.find(std::get<0>(key)); ends != optimizer_ends.end()) {
-      starts = firstAfterEachOptimizerStep(starts, ends->second);
+      starts = firstAfterEachOptimizerStep(forwards, ends->second);
     }
     if (starts.size() < 2) continue;
     std::vector<Iteration>& steps = groups[key];
@@ -148,6 +155,7 @@ void addModuleSteps(const TraceData& t, std::map<RangeKey, std::vector<Iteration
       }
     }
     steps.push_back({starts.back(), end});
+    for (Iteration& step : steps) step.forwards = countWithin(forwards, step.start_ns, step.end_ns);
   }
 }
 

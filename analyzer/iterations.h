@@ -20,6 +20,7 @@ struct Iteration {
   int64_t kernel_time_ns = 0;  // execution time of its kernels, added up
   bool warmup = false;         // one of the first iterations, markedly slower than the rest
   bool hook_free = false;      // began after the PyTorch bridge removed its module hooks (kHooksRemovedMark)
+  int32_t forwards = 1;        // a root module's forwards in it: the micro-batches of gradient accumulation
   // Host time or GPU time, whichever is longer: a GPU-bound step's kernels run on after its host range.
   int64_t durationNs() const { return std::max(end_ns, gpu_end_ns) - start_ns; }
 };

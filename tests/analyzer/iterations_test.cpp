@@ -113,6 +113,33 @@ TEST(Iterations, ModuleRangesGiveStepsUnlessTheProgramMarksItsOwn) {
   }
 }
 
+// Gradient accumulation under record --torch: four forwards (micro-batches) per optimizer step make one step
+// each, the optimizer's period, and each step says it holds four.
+TEST(Iterations, MicroBatchesOfOneOptimizerStepAreOneStep) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int step = 0; step < 5; ++step) {
+    for (int micro = 0; micro < 4; ++micro) {
+      b.nvtx("Net (forward)", t, t + 40'000);
+      b.kernel("fwd", t + 2'000, t + 30'000);
+      b.nvtx("Net (backward)", t + 45'000, t + 90'000, 2);
+      b.kernel("bwd", t + 50'000, t + 80'000);
+      t += 100'000;
+    }
+    b.nvtx("optimizer.step (AdamW)", t, t + 20'000);
+    b.kernel("adam", t + 1'000, t + 10'000);
+    t += 30'000;
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.marker, "Net (forward) to the next");
+  ASSERT_EQ(it.list.size(), 5u);
+  EXPECT_EQ(it.list[1].end_ns - it.list[1].start_ns, 430'000);
+  for (const Iteration& step : it.list) EXPECT_EQ(step.forwards, 4);
+  EXPECT_EQ(it.list[1].kernels, 9);  // four forwards, four backwards and the optimizer's
+}
+
 // torch.compile's first steps run other kernels (compiling, autotuning) than the steady ones: the step
 // ranges are still the iterations.
 TEST(Iterations, IrregularFirstStepsAreWarmUp) {

@@ -180,6 +180,43 @@ class Guards(PlanCase):
             self.assertTrue(torch.equal(grad, got["grads"][name]), name)
 
 
+class GradientAccumulation(PlanCase):
+    """torch.compile's CUDA graphs fail under gradient accumulation (pytorch/pytorch#169545): the bridge compiles
+    the model without them when it sees a second forward before the optimizer steps, or when the plan says so."""
+
+    def test_a_second_micro_batch_turns_the_graphs_off_and_keeps_the_compile(self):
+        plain = f"{self.tmp}/plain.pt"
+        support.run_ok(self, "gradients.py", plain, "--model", "transformer", "--accumulate", "3")
+        out = f"{self.tmp}/graphs.pt"
+        result = support.run_ok(self, "gradients.py", out, "--model", "transformer", "--accumulate", "3",
+                                plan=self.plan({"kind": "cuda_graphs"}, {"kind": "fusion"}))
+        lines = support.bridge_lines(result.stderr)
+        self.assertIn("cuda_graphs-1 (cuda_graphs): applied: Transformer.forward compiled (mode 'reduce-overhead')",
+                      result.stderr)
+        self.assertIn("cuda_graphs-1 (cuda_graphs): rolled back: the model runs more than one forward "
+                      "(micro-batches) per optimizer step", result.stderr)
+        self.assertNotIn("fusion-2 (fusion): rolled back", result.stderr)
+        self.assertEqual(len([line for line in lines if "rolled back" in line]), 1, result.stderr)
+        expected, got = torch.load(plain), torch.load(out)
+        self.assertEqual(len(got["losses"]), 6)
+        for name, grad in expected["grads"].items():
+            torch.testing.assert_close(got["grads"][name], grad, msg=name)
+
+    def test_one_forward_per_step_keeps_the_graphs(self):
+        result = support.run_ok(self, "gradients.py", f"{self.tmp}/out.pt", "--model", "transformer",
+                                plan=self.plan({"kind": "cuda_graphs"}))
+        self.assertNotIn("rolled back", result.stderr)
+
+    def test_a_plan_that_knows_the_micro_batches_compiles_without_graphs(self):
+        result = support.run_ok(self, "gradients.py", f"{self.tmp}/out.pt", "--model", "transformer",
+                                "--accumulate", "2",
+                                plan=self.plan({"kind": "cuda_graphs", "forwards_per_step": 2}, {"kind": "fusion"}))
+        self.assertIn("cuda_graphs-1 (cuda_graphs): not applied: the model runs 2 forwards (micro-batches) per "
+                      "optimizer step", result.stderr)
+        self.assertIn("fusion-2 (fusion): applied: Transformer.forward compiled (mode 'default')", result.stderr)
+        self.assertNotIn("rolled back", result.stderr)
+
+
 class Checked(PlanCase):
     """With the timing check on (as `gpuscope apply` runs it), a fix that makes the model's calls slower is
     rolled back and the program goes on as the script wrote it."""

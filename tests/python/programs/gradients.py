@@ -2,9 +2,10 @@
 the last backward, the losses and the blocks' forward calls (models.CALLS) to OUT (torch.save), so two
 runs can be compared bit for bit. The
 bridge's fixes come in through the environment, as under `gpuscope apply`; --annotate installs the
-module annotation; --compile runs the model through torch.compile (eager backend, one whole graph).
+module annotation; --compile runs the model through torch.compile (eager backend, one whole graph);
+--accumulate N runs N forwards and backwards (micro-batches of the one input) per optimizer step.
 
-Usage: gradients.py OUT --model NAME [--annotate] [--compile]
+Usage: gradients.py OUT --model NAME [--annotate] [--compile] [--accumulate N]
 """
 
 import argparse
@@ -20,6 +21,7 @@ def main():
     parser.add_argument("--model", required=True, choices=sorted(models.MODELS))
     parser.add_argument("--annotate", action="store_true")
     parser.add_argument("--compile", action="store_true")
+    parser.add_argument("--accumulate", type=int, default=1)
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -34,9 +36,10 @@ def main():
     losses = []
     for _ in range(2):
         optimizer.zero_grad()
-        loss = torch.nn.functional.mse_loss(run(x), target)
-        loss.backward()
-        losses.append(loss.detach())
+        for _ in range(args.accumulate):
+            loss = torch.nn.functional.mse_loss(run(x), target) / args.accumulate
+            loss.backward()
+            losses.append(loss.detach())
         optimizer.step()
     grads = {name: p.grad for name, p in model.named_parameters()}
     torch.save({"grads": grads, "losses": losses, "calls": dict(models.CALLS),

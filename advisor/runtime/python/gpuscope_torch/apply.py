@@ -53,6 +53,8 @@ _checks = {}  # id(root module) -> its _Check
 _rolled_back = set()  # kinds of model fix switched off for good
 _hooks = []  # the global module hooks, removed once nothing needs them (each costs time at every module call)
 _needs_hooks = set()  # kinds of model fix that need the global hooks while in force (see _Check._finish)
+_optimizer_steps = [0]  # optimizer steps taken so far by any torch.optim optimizer, counted where graphs may be used
+_step_hooks = []  # the global optimizer step hook that counts them
 
 _SLOWER = 1.05  # a fix is rolled back when its calls take this much longer than the calls as written
 _CHECKING = os.environ.get("GPUSCOPE_APPLY_CHECK", "1") != "0"  # 0: no timing check
@@ -170,6 +172,13 @@ def _checkpoint(fix):
 def _compile(fix):
     """CUDA-graph, fusion and padding fixes share one torch.compile of the model: reduce-overhead (CUDA
     graphs) when any asks for graphs, the default mode otherwise."""
+    forwards = int(fix.get("forwards_per_step", 1))
+    if fix.get("kind") == "cuda_graphs" and forwards > 1:
+        return f"not applied: {_accumulation_words(forwards)}"
+    if fix.get("kind") == "cuda_graphs" and not _step_hooks:
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        _step_hooks.append(register_optimizer_step_post_hook(_count_optimizer_step))
     if fix.get("kind") == "gemm_padding":
         import torch._inductor.config as inductor_config
 
@@ -178,6 +187,17 @@ def _compile(fix):
     if fix.get("kind") == "cuda_graphs":  # the one compile uses reduce-overhead
         _root_fixes[:] = [(k, fix if k == "compile" else f) for k, f in _root_fixes]
     return "waiting for the model's first forward: one torch.compile with the other compiler fixes"
+
+
+def _accumulation_words(forwards=None):
+    many = f"{forwards} forwards" if forwards else "more than one forward"
+    return (f"the model runs {many} (micro-batches) per optimizer step, and torch.compile's CUDA graphs fail "
+            f"under gradient accumulation: a replay overwrites what an earlier micro-batch's backward still "
+            f"reads (pytorch/pytorch#169545)")
+
+
+def _count_optimizer_step(optimizer, args, kwargs):
+    _optimizer_steps[0] += 1
 
 
 def _code_change(fix):
@@ -423,7 +443,8 @@ def _at_first_forward(kind, fix, module):
     _stop_recording_hooks(module)
     # Switched off and on by _active alone: setting the module's attributes again would fail the compiled
     # code's guards on it and compile it once more.
-    module.forward = _guarded(kind, torch.compile(module.forward, mode=mode), module.forward, mode == "reduce-overhead")
+    module.forward = _guarded(kind, torch.compile(module.forward, mode=mode), module.forward, mode == "reduce-overhead",
+                              module)
     return _Change(kind, f"applied: {type(module).__name__}.forward compiled (mode {mode!r})")
 
 
@@ -435,29 +456,35 @@ def _stop_recording_hooks(module):
         annotate.stop_module_hooks(module)
 
 
-def _guarded(kind, changed, original, graphs):
+def _guarded(kind, changed, original, graphs, module):
     """A forward with a fix in it, guarded: the first error raised inside it (a compile or graph-capture failure,
     a dtype error, out of memory) switches the fix off, runs the call again as the script wrote it, and every
     later call too; the roll-back is said on stderr. The program goes on as it would have without gpuscope.
     With CUDA graphs (graphs), a forward handed back what its previous call returned (a KV cache, a recurrent
-    state) is never replayed: a replay would overwrite it."""
-    state = {"calls": 0, "returned": set()}
+    state) is never replayed: a replay would overwrite it. Nor is one of several forwards per optimizer step
+    (gradient accumulation): the model is compiled again without graphs."""
+    state = {"calls": 0, "returned": set(), "changed": changed, "graphs": graphs, "train_calls": 0, "steps": 0}
 
     def forward(*args, **kwargs):
         state["calls"] += 1
         if kind in _rolled_back or kind not in _active:
             return original(*args, **kwargs)
+        graphs = state["graphs"]
         if graphs and state["calls"] <= 4 and any(t.data_ptr() in state["returned"] for t in _tensors((args, kwargs))):
             _roll_back(kind, "CUDA graphs: the forward is handed tensors its previous call returned (state kept from "
                              "call to call, such as a KV cache), which graph replays would overwrite")
             return original(*args, **kwargs)
+        if graphs and torch.is_grad_enabled() and _accumulating(state, module):
+            state["graphs"] = graphs = False
+            state["changed"] = torch.compile(original, mode="default")
+            _graphs_off(_accumulation_words())
         if graphs and torch.is_grad_enabled():
             # Training: each call is a new step for the CUDA graphs, whose earlier outputs the backward has used.
-            # Without it a forward whose graphs were recorded before calls ran as written (the check), or before
-            # another micro-batch's forward (gradient accumulation), fails in the backward, where no guard is.
+            # Without it a forward whose graphs were recorded before calls ran as written (the check) fails in
+            # the backward, where no guard is.
             torch.compiler.cudagraph_mark_step_begin()
         try:
-            out = changed(*args, **kwargs)
+            out = state["changed"](*args, **kwargs)
         except Exception as error:
             first_line = (str(error).strip().splitlines() or [""])[0]
             _roll_back(kind, f"{type(error).__name__}: {first_line[:300]}")
@@ -467,6 +494,26 @@ def _guarded(kind, changed, original, graphs):
         return out
 
     return forward
+
+
+def _accumulating(state, module):
+    """Whether this training call of the model, among its first 16, follows another with no optimizer step
+    between and their gradients kept: a second micro-batch of gradient accumulation. (Without any torch.optim
+    optimizer every second call counts: graphs are then given up where they would have been safe.)"""
+    state["train_calls"] += 1
+    steps, state["steps"] = state["steps"], _optimizer_steps[0]
+    if not 2 <= state["train_calls"] <= 16 or steps != _optimizer_steps[0]:
+        return False
+    return any(p.grad is not None for p in module.parameters() if p.requires_grad)
+
+
+def _graphs_off(reason):
+    """CUDA graphs are given up while the compile stays: the plan's cuda_graphs fixes are rolled back, the
+    fixes the compile stands for otherwise (fusion, padding) stay."""
+    fixes = _applied.get("compile", [])
+    for fix in [f for f in fixes if f.get("kind") == "cuda_graphs"]:
+        fixes.remove(fix)
+        _report(fix, f"rolled back: {reason}; the model is compiled again without them")
 
 
 def _checkpoint_model(module):
