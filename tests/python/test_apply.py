@@ -180,6 +180,15 @@ class Guards(PlanCase):
             self.assertTrue(torch.equal(grad, got["grads"][name]), name)
 
 
+class CompiledForward(PlanCase):
+    def test_keeps_the_signature_callers_read(self):
+        plain, _ = self.json_output("signature.py")
+        applied, lines = self.json_output("signature.py", plan=self.plan({"kind": "fusion"}))
+        self.assertIn("applied: Decoder.forward compiled", lines[1])
+        self.assertEqual(applied, plain)
+        self.assertEqual(plain["shapes"][-1], [1, 1, 32])
+
+
 class GradientAccumulation(PlanCase):
     """torch.compile's CUDA graphs fail under gradient accumulation (pytorch/pytorch#169545): the bridge compiles
     the model without them when it sees a second forward before the optimizer steps, or when the plan says so."""
