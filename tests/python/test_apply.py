@@ -2,6 +2,8 @@
 bootstrap's sitecustomize on PYTHONPATH, GPUSCOPE_TORCH=apply), to programs that know nothing of them."""
 
 import json
+import pathlib
+import sys
 import tempfile
 import unittest
 
@@ -251,6 +253,26 @@ class Checked(PlanCase):
         self.assertEqual(len(lines), 3, applied.stderr)
         self.assertIn("fusion-1 (fusion): not checked: the program called Scorer.forward 3 times, the timing check "
                       "needs 11", lines[2])
+
+
+class RanksAgree(unittest.TestCase):
+    """In a torchrun job the ranks keep or roll back the checked fixes together, through the job's store."""
+
+    TORCHRUN = (sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--no-python")
+
+    def answers(self, slow_ranks):
+        with tempfile.TemporaryDirectory() as tmp:
+            result = support.run_program("ranks_agree.py", tmp, slow_ranks, prefix=self.TORCHRUN)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            return [json.loads(pathlib.Path(f"{tmp}/{rank}.json").read_text()) for rank in range(2)]
+
+    def test_one_slower_rank_rolls_the_fixes_back_on_every_rank(self):
+        self.assertEqual(self.answers("1"), [{"rank": 0, "slower": True, "where": " on rank 1 of 2"},
+                                             {"rank": 1, "slower": True, "where": " on rank 1 of 2"}])
+
+    def test_no_slower_rank_keeps_them_everywhere(self):
+        self.assertEqual(self.answers(""), [{"rank": 0, "slower": False, "where": ""},
+                                            {"rank": 1, "slower": False, "where": ""}])
 
 
 class BadPlans(PlanCase):

@@ -21,6 +21,7 @@ The fixes made to the model are checked against the model as the script wrote it
 go in at the model's first call (so compilation falls in the program's warm-up), its calls 5-7 are timed
 with them, calls 8-10 run as written (9-10 timed), and the fixes are switched on again only when they were
 not slower by more than 5 %; else they are rolled back and the program goes on as the script wrote it.
+In a job of several ranks they are rolled back on every rank when any rank found them slower.
 Earlier calls are no measure: a DDP model compiled with CUDA graphs took 95 ms per call at calls 3-4 and
 10.8 ms at calls 5-7, against 24.7 ms as written (2 x H200). A fix rolled back costs the program its three
 slower calls.
@@ -32,6 +33,7 @@ GPUSCOPE_APPLY_CHECK=0 turns the check off.
 """
 
 import atexit
+import datetime
 import functools
 import json
 import os
@@ -400,9 +402,10 @@ class _Check:
         (a, b), (c, d) = (self.FIXED, self.FIXED + self.TIMED[self.FIXED] - 1), self.window
         said = (f"{self.name}.forward took {self.fixed_s * 1e3:.3f} ms per call with the fixes (calls {a}-{b}) and "
                 f"{eager_s * 1e3:.3f} ms as written (calls {c}-{d})")
-        if self.fixed_s > eager_s * _SLOWER:
+        slower, where = _slower_on_any_rank(self.name, self.fixed_s > eager_s * _SLOWER)
+        if slower:
             for change in self.changes:
-                _roll_back(change.kind, f"slower: {said}")
+                _roll_back(change.kind, f"slower{where}: {said}")
         else:
             for change in self.changes:
                 change.on()
@@ -425,6 +428,27 @@ class _Check:
         for fix in _in_force():
             _report(fix, f"not checked: the program called {self.name}.forward {self.calls} times, the timing check "
                          f"needs {self.DECIDE}")
+
+
+def _slower_on_any_rank(name, slower):
+    """In a job of several processes (torchrun), the ranks keep or roll back the fixes together, as the slowest
+    rank sets the job's pace, and ranks that run the model differently (compiled on one, as written on another)
+    can differ in their collectives. Each rank posts its verdict to the job's store and reads the others',
+    waiting up to 60 s; where a rank does not post in time (it calls the model fewer times), each keeps its
+    own. Returns whether to roll back and the ranks that were slower, in words."""
+    dist = torch.distributed
+    if not dist.is_available() or not dist.is_initialized() or dist.get_world_size() < 2:
+        return slower, ""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    keys = [f"gpuscope-apply/{name}/{r}" for r in range(world)]
+    try:
+        store = dist.distributed_c10d._get_default_store()
+        store.set(keys[rank], "1" if slower else "0")
+        store.wait(keys, datetime.timedelta(seconds=60))
+        slow = [r for r, key in enumerate(keys) if store.get(key) == b"1"]
+    except Exception as error:  # the store timed out or is gone: this rank's own verdict
+        return slower, f" on this rank (the other ranks' verdicts were not seen: {type(error).__name__})"
+    return bool(slow), f" on rank {', '.join(map(str, slow))} of {world}" if slow else ""
 
 
 def _tensors(value, depth=0):
