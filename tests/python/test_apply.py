@@ -191,6 +191,21 @@ class CompiledForward(PlanCase):
         self.assertEqual(plain["shapes"][-1], [1, 1, 32])
 
 
+class ScriptCompilesItself(PlanCase):
+    def test_a_compiled_model_is_not_compiled_again(self):
+        plain = f"{self.tmp}/plain.pt"
+        support.run_ok(self, "gradients.py", plain, "--model", "transformer", "--compile")
+        out = f"{self.tmp}/applied.pt"
+        result = support.run_ok(self, "gradients.py", out, "--model", "transformer", "--compile",
+                                plan=self.plan({"kind": "fusion"}))
+        lines = support.bridge_lines(result.stderr)
+        self.assertIn("fusion-1 (fusion): not applied to OptimizedModule: the script compiles the model itself",
+                      lines[-1])
+        expected, got = torch.load(plain), torch.load(out)
+        for name, grad in expected["grads"].items():
+            self.assertTrue(torch.equal(grad, got["grads"][name]), name)
+
+
 class GradientAccumulation(PlanCase):
     """torch.compile's CUDA graphs fail under gradient accumulation (pytorch/pytorch#169545): the bridge compiles
     the model without them when it sees a second forward before the optimizer steps, or when the plan says so."""

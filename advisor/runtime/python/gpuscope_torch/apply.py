@@ -12,7 +12,8 @@ Each fix kind maps to a change PyTorch offers without touching the script:
   cuda_graphs, fusion, gemm_padding
                  the root module is compiled (torch.compile; mode "reduce-overhead" for CUDA graphs)
                  from its second call on; the compiler pads GEMM shapes to tensor-core multiples (its
-                 shape padding, turned on for gemm_padding).
+                 shape padding, turned on for gemm_padding). Not applied to a model the script compiles
+                 itself, nor CUDA graphs to one trained with gradient accumulation.
   attention      needs the model's code changed (scaled_dot_product_attention): reported, not applied.
 What was applied, and what was not and why, is printed on stderr: when the program starts for the fixes
 that take effect then, when they are applied to the model, and at exit for those that never took effect.
@@ -470,6 +471,9 @@ def _at_first_forward(kind, fix, module):
     _needs_hooks.add(kind)
     if kind == "autocast":
         return _Change(kind, f"applied: each forward of {type(module).__name__} runs under torch.autocast(bfloat16)")
+    if _compiled_already(module):
+        raise ValueError("the script compiles the model itself (torch.compile); compiling it again would stack a "
+                         "second compilation on the first")
     mode = "reduce-overhead" if fix.get("kind") == "cuda_graphs" else "default"
     _stop_recording_hooks(module)
     # Switched off and on by _active alone: setting the module's attributes again would fail the compiled
@@ -477,6 +481,13 @@ def _at_first_forward(kind, fix, module):
     module.forward = _guarded(kind, torch.compile(module.forward, mode=mode), module.forward, mode == "reduce-overhead",
                               module)
     return _Change(kind, f"applied: {type(module).__name__}.forward compiled (mode {mode!r})")
+
+
+def _compiled_already(module):
+    """Whether the script compiled this model: torch.compile(model) (an OptimizedModule) or model.compile()."""
+    from torch._dynamo.eval_frame import OptimizedModule
+
+    return isinstance(module, OptimizedModule) or getattr(module, "_compiled_call_impl", None) is not None
 
 
 def _stop_recording_hooks(module):
