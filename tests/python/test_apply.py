@@ -161,6 +161,16 @@ class FixesForTheModel(PlanCase):
         self.assertIn("applied: each forward of Linear runs under torch.autocast(bfloat16)", lines[1])
 
 
+class FirstCallAsWritten(PlanCase):
+    def test_autocast_takes_effect_from_the_second_call(self):
+        plain, _ = self.json_output("autocast_calls.py")
+        applied, lines = self.json_output("autocast_calls.py",
+                                          plan=self.plan({"kind": "precision", "setting": "bf16_autocast"}))
+        self.assertEqual(plain, [0, 0, 0, 0])
+        self.assertEqual(applied, [0, 1, 1, 1])
+        self.assertIn("applied: each forward of Probe runs under torch.autocast(bfloat16)", lines[1])
+
+
 class Guards(PlanCase):
     """A fix that fails inside the program is rolled back, and the program goes on as the script wrote it."""
 

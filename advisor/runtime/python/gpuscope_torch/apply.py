@@ -19,7 +19,8 @@ What was applied, and what was not and why, is printed on stderr: when the progr
 that take effect then, when they are applied to the model, and at exit for those that never took effect.
 
 The fixes made to the model are checked against the model as the script wrote it, in the same process: they
-go in at the model's first call (so compilation falls in the program's warm-up), its calls 5-7 are timed
+take effect from the model's second call, its first running as written (so compilation falls in the program's
+warm-up, and so do the kernels the calls as written load), its calls 5-7 are timed
 with them, calls 8-10 run as written (9-10 timed), and the fixes are switched on again only when they were
 not slower by more than 5 %; else they are rolled back and the program goes on as the script wrote it.
 In a job of several ranks they are rolled back on every rank when any rank found them slower.
@@ -239,7 +240,10 @@ def _root_pre(module, args):
     check = _checks.get(id(module))
     if check is not None:
         check.on_call()
-    if "autocast" in _active:
+    # The model's first call runs as the script wrote it, autocast too (a compiled forward takes over from the
+    # second): the kernels and library set-up the calls as written need are then loaded in the program's
+    # warm-up, not inside the check's calls as written, where they would slow the timed steps of a short run.
+    if "autocast" in _active and (check is None or check.calls > 1):
         context = torch.autocast("cuda", dtype=torch.bfloat16)
         context.__enter__()
         _autocast.append(context)
