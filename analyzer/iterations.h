@@ -33,7 +33,9 @@ struct Iterations {
   int32_t session = 0;
   std::vector<Iteration> list;
   DurationStats steady_duration;  // durations of the iterations that are not warm-up, ns
-  int64_t hooks_removed_ns = -1;  // when the bridge removed its module hooks in `session`; -1: it never did
+  // When the bridge removed its module hooks in `session` (under `apply --record`, or ended its timing check
+  // there, whichever came later); -1: it never did.
+  int64_t hooks_removed_ns = -1;
   int64_t warmupCount() const;
   // The steady (not warm-up) iteration whose GPU span holds this time, or kNone.
   int32_t steadyIterationAt(int64_t gpu_ns) const;

@@ -22,6 +22,10 @@ bool isBridgeRange(std::string_view name);
 // The NVTX mark the bridge puts where it removed its module hooks (gpuscope record --torch-steps): steps
 // before it carry module ranges, steps after it run at the program's own speed.
 inline constexpr std::string_view kHooksRemovedMark = "gpuscope: module hooks removed";
+// The NVTX mark the bridge puts, under `gpuscope apply --record`, where its timing check of the fixes ended:
+// the steps before it ran compiling, and some as the script wrote them; the steps after it are the program
+// as applied.
+inline constexpr std::string_view kApplyCheckDoneMark = "gpuscope: apply check done";
 // Ranges a library adds on its own, whatever the program does: XLA's runtime ("Thunk:#hlo_op=…#",
 // "XlaModule:#hlo_module=…#", "XlaEmitGpuAsm:#…#"), one per thunk or executable dispatched. They time the
 // host's dispatch, not the program's step, so they are no iteration marker.

@@ -140,6 +140,45 @@ TEST(Iterations, MicroBatchesOfOneOptimizerStepAreOneStep) {
   EXPECT_EQ(it.list[1].kernels, 9);  // four forwards, four backwards and the optimizer's
 }
 
+// apply's timing check runs three calls of a compiled model as the script wrote it, each launching several
+// times the compiled step's kernels: the loop is still found.
+TEST(Iterations, ThreeStepsOfOtherKernelsLeaveTheLoopALoop) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int step = 0; step < 18; ++step) {
+    b.nvtx("Net (forward)", t, t + 40'000);
+    const int kernels = step >= 8 && step <= 10 ? 12 : 4;
+    for (int k = 0; k < kernels; ++k) b.kernel("k", t + 2'000 + k * 5'000, t + 6'000 + k * 5'000);
+    t += 100'000;
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.source, IterationSource::kNvtx);
+  EXPECT_EQ(it.list.size(), 18u);
+}
+
+// apply --record: the bridge removes its module hooks at the model's first call, and marks where its timing
+// check ended; the steps in between compile the model or run it as written, and are not the ones timed.
+TEST(Iterations, UnderApplyTheStepsAfterItsCheckAreTheTimedOnes) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int step = 0; step < 14; ++step) {
+    if (step == 1) b.mark(std::string(kHooksRemovedMark), t - 100);
+    if (step == 10) b.mark(std::string(kApplyCheckDoneMark), t - 100);
+    b.nvtx("Net (forward)", t, t + 40'000);
+    for (int k = 0; k < 4; ++k) b.kernel("k", t + 2'000 + k * 10'000, t + 9'000 + k * 10'000);
+    b.nvtx("optimizer.step (SGD)", t + 60'000, t + 70'000);
+    t += 100'000;
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  ASSERT_EQ(it.list.size(), 14u);
+  EXPECT_FALSE(it.list[9].hook_free);
+  EXPECT_TRUE(it.list[10].hook_free);
+}
+
 // torch.compile's first steps run other kernels (compiling, autotuning) than the steady ones: the step
 // ranges are still the iterations.
 TEST(Iterations, IrregularFirstStepsAreWarmUp) {

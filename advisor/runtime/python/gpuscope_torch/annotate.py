@@ -37,6 +37,9 @@ _param_waiters = {}  # id(parameter) -> (weak reference to it, deque of _Backwar
 _lock = threading.Lock()
 _failed = False
 HOOKS_REMOVED_MARK = "gpuscope: module hooks removed"
+# Under `gpuscope apply --record`: where apply's timing check of the fixes ended (the analyzer times the steps
+# after it, not the check's calls that compile or run as the script wrote them).
+APPLY_CHECK_DONE_MARK = "gpuscope: apply check done"
 _DEFAULT_STEPS = 5
 # Micro-batches per optimizer step allowed for (gradient accumulation) before a training model that has not
 # stepped an optimizer yet has its calls counted as steps.
@@ -365,6 +368,11 @@ def _remove_module_hooks():
     for root in list(_root_calls):
         _hook_root(root)
     torch.cuda.nvtx.mark(HOOKS_REMOVED_MARK)
+
+
+def apply_check_done():
+    """Called by apply when its timing check of a model ends, in a recorded run."""
+    torch.cuda.nvtx.mark(APPLY_CHECK_DONE_MARK)
 
 
 def stop_module_hooks(root):

@@ -376,6 +376,9 @@ class _Check:
         by them; a compiled forward was traced with them, and their removal would fail its guards and compile it
         again (seconds, in the middle of the program's timed steps)."""
         self.done = True
+        annotate = sys.modules.get(f"{__package__}.annotate")
+        if annotate is not None:  # recorded (apply --record): the steps after this are the program as applied
+            annotate.apply_check_done()
         if not _active & _needs_hooks and all(check.done for check in _checks.values()):
             while _hooks:
                 _hooks.pop().remove()
