@@ -67,14 +67,11 @@ std::string iterationsBasis(const Iterations& it, int64_t steady) {
 
 // The model's forwards per steady iteration, the median: micro-batches where the steps are optimizer periods.
 int32_t medianForwards(const Iterations& it) {
-  std::vector<int32_t> forwards;
+  std::vector<int64_t> forwards;
   for (const auto& iteration : it.list) {
     if (!iteration.warmup) forwards.push_back(iteration.forwards);
   }
-  if (forwards.empty()) return 1;
-  std::nth_element(forwards.begin(), forwards.begin() + static_cast<std::ptrdiff_t>(forwards.size() / 2),
-                   forwards.end());
-  return std::max(1, forwards[forwards.size() / 2]);
+  return static_cast<int32_t>(std::max<int64_t>(1, analysis::summarize(forwards).median));
 }
 
 Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t device) {

@@ -206,8 +206,8 @@ std::optional<Finding> launchBound(const Context& c) {
                       "step with one call, so that idle time goes while the kernels themselves run as before");
   }
   f.gain.idle_ns = f.gain.time_ns;
-  f.fix.plan.push_back(cudaGraphsFix(c, f));
   if (const double graphed = graphShare(c); graphed >= 0.5) betweenGraphs(c, f, idle, graphed);
+  f.fix.plan.push_back(cudaGraphsFix(c, f));  // after betweenGraphs, which rewrites the fix's summary
   setSeverity(f);
   return f;
 }
