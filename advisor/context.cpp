@@ -252,6 +252,26 @@ std::vector<const analysis::FusionPattern*> Context::chainsToFuse() const {
 
 namespace {
 
+// A training step with no optimizer range of its own updates its weights in code the script wrote (a hand-written
+// AdamW, a per-parameter loop): between the end of each backward and the next forward, which is where a
+// torch.optim optimizer's range would be. Phases as phaseRanges gives them, sorted by start.
+void inferOptimizerPhases(Context& c) {
+  using analysis::Phase;
+  auto& ranges = c.phases;
+  if (std::any_of(ranges.begin(), ranges.end(), [](const auto& r) { return r.phase == Phase::kOptimizer; })) return;
+  std::vector<analysis::PhaseRange> updates;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (ranges[i].phase != Phase::kBackward) continue;
+    auto next = std::find_if(ranges.begin() + static_cast<std::ptrdiff_t>(i) + 1, ranges.end(),
+                             [&](const auto& r) { return r.phase == Phase::kForward && r.start >= ranges[i].end; });
+    if (next != ranges.end()) updates.push_back({ranges[i].end, next->start, Phase::kOptimizer});
+  }
+  if (updates.empty()) return;
+  ranges.insert(ranges.end(), updates.begin(), updates.end());
+  std::stable_sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  c.optimizer_inferred = true;
+}
+
 // A reservation this large a share of the GPU in one allocation is XLA's preallocation (its default is 75 %;
 // XLA_PYTHON_CLIENT_MEM_FRACTION sets another), not an array of the program's.
 constexpr double kPreallocatedShare = 0.5;
@@ -292,6 +312,7 @@ Context buildContext(const TraceData& trace) {
     c.timeline = analysis::analyzeTimeline(trace, c.step.timed_windows, activity)[static_cast<size_t>(c.device)];
   }
   c.phases = analysis::phaseRanges(trace, c.session);
+  inferOptimizerPhases(c);
   c.memory = analysis::analyzeMemory(trace, c.iterations);
   c.categories = analysis::categorizeMemory(trace, c.iterations, c.memory);
   c.model = analysis::fitMemoryModel(c.memory, c.categories, c.iterations);

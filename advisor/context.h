@@ -83,6 +83,9 @@ struct Context {
   analysis::DeviceActivity activity;         // of `device`: what ran when
   analysis::DeviceTimeline timeline;         // of `device`, within the timed step windows
   std::vector<analysis::PhaseRange> phases;  // forward/backward/optimizer NVTX ranges of `session`
+  // No optimizer range in a step that has a backward (an update the script writes itself, not torch.optim):
+  // its optimizer phases are the stretches from each backward's end to the next forward's start.
+  bool optimizer_inferred = false;
   analysis::MemoryAnalysis memory;
   analysis::MemoryCategories categories;
   analysis::MemoryModel model;

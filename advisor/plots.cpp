@@ -41,6 +41,7 @@ void stepTime(const Context& c, PlotData& plot) {
   plot.step_time = {{"kernels", c.perTimedStep(tl.busy_ns - (tl.copy_ns - tl.copy_overlap_ns))},
                     {"copies alone", c.perTimedStep(tl.copy_ns - tl.copy_overlap_ns)},
                     {"idle: launching", c.perTimedStep(idle.launch_bound_ns)},
+                    {"idle: host at other work", c.perTimedStep(idle.host_busy_ns)},
                     {"idle: after a sync", c.perTimedStep(idle.after_sync_ns)},
                     {"idle: host copying", c.perTimedStep(idle.copy_wait_ns)},
                     {"idle: queued", c.perTimedStep(idle.queued_ns)}};

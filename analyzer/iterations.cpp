@@ -281,6 +281,11 @@ Iterations fromBoundaries(const TraceData& t, const std::vector<int64_t>& launch
   if (variation(counts) > kRegularity) return {};
   // A run of one kernel repeated is not a loop of steps: an iteration holds more than one kernel.
   if (summarize(kernel_counts).median < 2) return {};
+  // Nor is a loop that holds under a third of the kernels the program's main one: a set-up loop (weights
+  // filled layer by layer) before a loop with no kernel of its own to mark its steps.
+  int64_t held = 0;
+  for (const Iteration& i : it.list) held += i.kernels;
+  if (held * 3 < static_cast<int64_t>(kernels.size())) return {};
   return it;
 }
 

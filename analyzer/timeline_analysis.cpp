@@ -163,6 +163,8 @@ void classifyGap(int64_t gap_start, const WorkItem& next, const HostWaits& waits
     idle.after_sync_ns += length;
   } else if (overlaps(copy_calls, gap_start, next.launch)) {
     idle.copy_wait_ns += length;
+  } else if (length >= kHostBusyGapNs) {
+    idle.host_busy_ns += length;
   } else {
     const int64_t recording = std::min(length, recording_cost);
     idle.recording_ns += recording;

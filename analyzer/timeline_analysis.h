@@ -17,7 +17,8 @@ namespace gpuscope::analysis {
 //    needed this long to give the GPU new work;
 //  - copy_wait: the host was inside a copy call (or the work is a pageable copy, which the host stages);
 //  - launch_bound: the work's launch call returned after the GPU ran dry, with no sync in between: the
-//    host could not issue work as fast as the GPU ran it;
+//    host could not issue work as fast as the GPU ran it; where the gap is kHostBusyGapNs or longer, host_busy:
+//    the host was at other work;
 //  - queued: the work's launch call had returned before the GPU went idle (dependencies between streams,
 //    events, the GPU's own scheduling).
 // Before that, the part of a gap the host spent allocating or freeing device memory (cudaMalloc, cudaFree,
@@ -30,11 +31,17 @@ struct IdleBreakdown {
   int64_t after_sync_ns = 0;
   int64_t copy_wait_ns = 0;
   int64_t launch_bound_ns = 0;  // corrected for the recording's cost
+  int64_t host_busy_ns = 0;     // late launches after a gap of kHostBusyGapNs or more: the host was at other work
   int64_t recording_ns = 0;     // what the recording's cost per launch added to launch-bound gaps
   int64_t allocating_ns = 0;    // the host was inside device allocation or free calls
   int64_t queued_ns = 0;
   int64_t gaps = 0;
 };
+
+// A gap this long before a late launch is no launch's cost: a launch call takes microseconds, and PyTorch's
+// dispatch of an op tens of them. The host was at other work (compiling, loading, computing on the CPU, a
+// library's set-up), which capturing the launches in a CUDA graph would not take away.
+inline constexpr int64_t kHostBusyGapNs = 1'000'000;
 
 // Host time gpuscope's collector adds to a kernel launch: an empty kernel launched 100,000 times took 6.57 µs
 // a launch recorded against 4.12 µs plain (tests/bench/launch_cost.cu on an H100 host, 2026-11-23,

@@ -181,6 +181,7 @@ Report timelineReport(const std::vector<analysis::DeviceTimeline>& timelines, co
             {"idle_after_sync_ns", "  after a host sync", Unit::kNanoseconds},
             {"idle_copy_wait_ns", "  host in a copy", Unit::kNanoseconds},
             {"idle_launch_bound_ns", "  host launching too slowly", Unit::kNanoseconds},
+            {"idle_host_busy_ns", "  host at other work (gaps of 1 ms or more)", Unit::kNanoseconds},
             {"idle_queued_ns", "  work queued, not started", Unit::kNanoseconds},
             {"idle_gaps", "Idle gaps", Unit::kCount},
             {"launch_latency_median_ns", "Launch to start, median", Unit::kNanoseconds},
@@ -196,7 +197,7 @@ Report timelineReport(const std::vector<analysis::DeviceTimeline>& timelines, co
   for (const auto& t : timelines) {
     const auto& i = t.idle;
     r.rows.push_back({trace.deviceLabel(t.device), t.window_end_ns - t.window_start_ns, t.busy_ns, i.total_ns,
-                      i.after_sync_ns, i.copy_wait_ns, i.launch_bound_ns, i.queued_ns, i.gaps,
+                      i.after_sync_ns, i.copy_wait_ns, i.launch_bound_ns, i.host_busy_ns, i.queued_ns, i.gaps,
                       t.launch_latency_all.median, t.launch_latency_on_idle_gpu.median, t.launch_call_ns, t.kernels,
                       t.short_kernels, ratio(t.short_kernels, t.kernels), t.copy_ns, t.copy_overlap_ns,
                       ratio(t.copy_overlap_ns, t.copy_ns)});

@@ -87,6 +87,30 @@ TEST(Iterations, NoneInProgramsWithoutALoop) {
   EXPECT_TRUE(iterationsOf(dir.path("e.gpuscope")).list.empty());
 }
 
+// A cuBLAS MLP (bench/corpus/cuda_sgemm_fp32's twin): its weights filled layer by layer (fill, convert, fill
+// the bias: three like stretches), then 25 forwards of a GEMM and a bias kernel per layer, no kernel once per
+// forward. The set-up's stretches are no loop of the program's: they hold under a third of its kernels.
+TEST(Iterations, ASetUpLoopBeforeAnUnmarkedLoopIsNoLoopOfSteps) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  auto kernel = [&](const char* name) {
+    b.kernel(name, t + 1'000, t + 9'000, 7, t);
+    t += 10'000;
+  };
+  for (int layer = 0; layer < 4; ++layer) {
+    for (const char* name : {"fill_uniform", "to_bf16", "fill_uniform"}) kernel(name);
+  }
+  for (int forward = 0; forward < 25; ++forward) {
+    for (int layer = 0; layer < 4; ++layer) {
+      kernel("gemm");
+      kernel("bias_relu");
+    }
+  }
+  ASSERT_TRUE(b.finish());
+  EXPECT_EQ(iterationsOf(dir.path("t.gpuscope")).source, IterationSource::kNotFound);
+}
+
 // record --torch: the model's forward ranges imply steps (forward to forward, its backward and optimizer step
 // between), but a program's own step ranges, when it has them, win.
 TEST(Iterations, ModuleRangesGiveStepsUnlessTheProgramMarksItsOwn) {

@@ -47,6 +47,20 @@ TEST(TimelineAnalysis, EachGapGetsItsCause) {
   EXPECT_EQ(tl.idle.total_ns, tl.window_end_ns - tl.window_start_ns - tl.busy_ns);
 }
 
+TEST(TimelineAnalysis, AGapOfAMillisecondOrMoreBeforeALateLaunchIsTheHostAtOtherWork) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.kernel("a", 10'000, 20'000, 7, 9'000);
+  b.kernel("b", 26'000, 30'000, 7, 25'000);  // 6,000 ns: the host launching
+  // Launched 2 ms after the GPU ran dry: the host was compiling, loading or computing, not launching.
+  b.kernel("c", 2'031'000, 2'040'000, 7, 2'030'000);
+  ASSERT_TRUE(b.finish());
+  const DeviceTimeline tl = timelineOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(tl.idle.launch_bound_ns, 6'000);
+  EXPECT_EQ(tl.idle.host_busy_ns, 2'001'000);
+  EXPECT_EQ(tl.idle.total_ns, 2'007'000);
+}
+
 schema::SyncRow syncRecord(schema::SyncKind kind, int64_t start_ns, int64_t end_ns) {
   schema::SyncRow s;
   s.session_id = 1;
