@@ -272,6 +272,21 @@ class Checked(PlanCase):
         self.assertRegex(lines[2], r"fusion-1 \(fusion\): rolled back: (recompiling or stalled: two calls in a row|"
                                    r"slower: Scorer.forward took [\d.]+ ms per call with the fixes \(calls 5-7\))")
 
+    def test_the_windows_take_off_what_gpuscopes_module_hooks_cost(self):
+        # Autocast keeps every module call going through the hooks, so every one of them is counted.
+        plan = self.plan({"kind": "precision", "setting": "bf16_autocast"})
+        result = support.run_ok(self, "hook_cost.py", "12", plan=plan, extra_env=self.CHECK)
+        out, lines = json.loads(result.stdout), support.bridge_lines(result.stderr)
+        # Each call: the root, its Linear and 50 ReLUs; not the probe's calls. The hooks go at call 11 where the
+        # check rolls autocast back, its root's call the last counted.
+        self.assertIn(out["module_calls"], (10 * 52 + 1, 12 * 52))
+        self.assertEqual(len(out["hook_cost_s"]), 1)
+        self.assertGreater(out["hook_cost_s"][0], 0)
+        self.assertLess(out["hook_cost_s"][0], 1e-3)
+        self.assertRegex(lines[-1], r"precision-1 \(precision\): (checked|rolled back: slower): Sequential.forward "
+                                    r"took [\d.]+ ms per call with the fixes \(calls 5-7\) and [\d.]+ ms as written "
+                                    r"\(calls 9-10\), gpuscope's module hooks \([\d.]+ us per module call\) taken off")
+
     def test_a_program_too_short_to_time_is_told_its_fixes_were_not_checked(self):
         applied = support.run_ok(self, "varlen.py", "3", plan=self.plan({"kind": "fusion"}), extra_env=self.CHECK)
         lines = support.bridge_lines(applied.stderr)
