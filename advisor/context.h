@@ -67,6 +67,7 @@ struct HostWork {
   int64_t blocks_forward_launches = 0;  // kernels launched in them
   int64_t forward_fp32_gemms = 0;       // fp32 GEMMs and convolutions launched in the forward phase
   int64_t between_ns = 0;               // from one step's host range to the next one's (loading the next batch)
+  int64_t loading_ns = 0;               // of step_ns, in the PyTorch bridge's DataLoader ranges (the next batch)
   int64_t recording_ns = 0;   // taken off step_ns: the collector's own cost per launch (kRecordingCostPerLaunchNs)
   int64_t allocation_ns = 0;  // of step_ns, inside device allocation and free calls (cudaMalloc, cudaFree, …)
 };

@@ -47,6 +47,17 @@ void measureSteps(const Context& c, const std::vector<Interval>& waits, bool tim
   h.between_ns /= std::max<int64_t>(1, pairs);
 }
 
+// The host's own work in the PyTorch bridge's DataLoader ranges that start in the timed steps, summed.
+int64_t loadingWork(const Context& c, const std::vector<Interval>& waits) {
+  int64_t total = 0;
+  const auto& n = c.trace.nvtx;
+  for (size_t r = 0; r < n.size(); ++r) {
+    if (n.kind[r] != schema::NvtxKind::kRange || n.session[r] != c.session || !c.inTimedSteps(n.start_ns[r])) continue;
+    if (c.trace.text(n.name[r]) == analysis::kDataLoaderRange) total += ownWork(waits, n.start_ns[r], n.end_ns[r]);
+  }
+  return total;
+}
+
 // The forward phase's ranges inside the steady steps.
 std::vector<Interval> forwardRanges(const Context& c) {
   std::vector<Interval> out;
@@ -83,6 +94,7 @@ HostWork measureHostWork(const Context& c) {
   HostWork annotated;
   measureSteps(c, waits, false, annotated);
   const int64_t hooks = std::max<int64_t>(0, annotated.step_ns - h.step_ns);
+  h.loading_ns = c.perTimedStep(loadingWork(c, waits));
   int64_t model = 0, optimizer = 0;
   for (const analysis::PhaseRange& r : c.phases) {
     if (!c.inSteps(r.start)) continue;
@@ -146,8 +158,10 @@ int64_t hostStepAfter(const Context& c, const HostChanges& what) {
   const double optimizer =
       static_cast<double>(h.optimizer_ns) / (what.fused_optimizer ? kFusedOptimizerHostDivisor : 1);
   const int64_t between = std::max<int64_t>(0, h.between_ns - what.input_wait_removed_ns);
+  // Workers take the loading inside the steps off the main thread too: it waits for a batch already made.
+  const int64_t loading = what.input_wait_removed_ns > 0 ? std::min(rest, h.loading_ns) : 0;
   const int64_t allocating = what.allocate_once ? h.allocation_ns : 0;
-  return std::max<int64_t>(0, std::llround(model + optimizer) + rest + between - allocating);
+  return std::max<int64_t>(0, std::llround(model + optimizer) + rest - loading + between - allocating);
 }
 
 int64_t gpuSlack(const Context& c) {

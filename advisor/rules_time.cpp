@@ -57,8 +57,10 @@ constexpr Rule kRules[] = {
      .check = hostSync},
     {.id = "input_pipeline",
      .title = "The GPU waits for the next batch between steps",
-     .reads = "iterations: GPU activity and CUDA calls between one steady step and the next",
-     .fires_when = "the GPU idles between steps for 10 % of the iteration or more",
+     .reads = "iterations: GPU activity and CUDA calls between one steady step and the next; inside the steps, the "
+              "GPU activity in the PyTorch bridge's DataLoader ranges",
+     .fires_when = "the GPU idles between steps, or inside them while the DataLoader hands out the next batch, for "
+                   "10 % of the iteration or more",
      .why = "Preparing a batch on the training loop's own thread serialises it with the GPU's work: neither runs while "
             "the other does.",
      .fix = "Prepare batches in background workers, in pinned memory, ahead of the step that needs them.",
@@ -286,27 +288,70 @@ int64_t apiTimeIn(const Context& c, const std::vector<Interval>& gaps) {
   return total;
 }
 
+struct LoaderWait {
+  int64_t idle_ns = 0, host_ns = 0;  // per timed step
+  Interval first;
+};
+
+// The PyTorch bridge's DataLoader ranges inside the timed steps: how long the host spent in them, and how long of
+// that the GPU idled. A step that runs from one forward to the next holds its batch's loading, so the gap
+// between steps does not show it.
+LoaderWait loaderWait(const Context& c) {
+  std::vector<Interval> loading;
+  const auto& n = c.trace.nvtx;
+  const auto& windows = c.step.timed_windows;
+  for (size_t r = 0; r < n.size() && !windows.empty(); ++r) {
+    if (n.kind[r] != schema::NvtxKind::kRange || n.session[r] != c.session) continue;
+    if (c.trace.text(n.name[r]) != analysis::kDataLoaderRange) continue;
+    const Interval* w = analysis::lastStartingBy(windows, n.start_ns[r]);
+    for (w = w ? w : windows.data(); w != windows.data() + windows.size() && w->start < n.end_ns[r]; ++w) {
+      const int64_t start = std::max(n.start_ns[r], w->start), end = std::min(n.end_ns[r], w->end);
+      if (start < end) loading.push_back({start, end});
+    }
+  }
+  LoaderWait wait;
+  if (loading.empty()) return wait;
+  wait.first = loading.front();
+  loading = analysis::mergeIntervals(std::move(loading));
+  const int64_t total = analysis::totalLength(loading);
+  wait.host_ns = c.perTimedStep(total);
+  wait.idle_ns = c.perTimedStep(total - analysis::overlapLength(c.activity.busy, loading));
+  return wait;
+}
+
 std::optional<Finding> inputPipeline(const Context& c) {
-  if (c.step.between.empty() || c.device == analysis::kNone) return std::nullopt;
-  const int64_t gaps = analysis::totalLength(c.step.between);
-  const int64_t api = apiTimeIn(c, c.step.between);
-  const int64_t per_gap = c.idleBetweenStepsNs();
+  if (c.device == analysis::kNone) return std::nullopt;
+  const int64_t between = c.step.between.empty() ? 0 : c.idleBetweenStepsNs();
+  const LoaderWait loader = loaderWait(c);
+  const int64_t per_gap = between + loader.idle_ns;
   if (c.shareOfStep(per_gap) < 0.10) return std::nullopt;
   Finding f = startFinding(c, kRules[2]);
-  f.title = "The GPU waits " + formatDuration(per_gap) + " between steps for the next batch";
+  f.title = "The GPU waits " + formatDuration(per_gap) + " per step for the next batch";
   f.summary =
-      "Between one step's last kernel and the next step's start the GPU idles while the host works "
-      "outside CUDA: typically loading and preparing the next batch.";
-  f.evidence.push_back({"GPU idle between steps: " + formatDuration(per_gap) + " per step (" +
-                            formatShare(c.shareOfStep(per_gap)) + " of the " + formatDuration(c.step.time_ns) +
-                            " iteration)",
-                        {{"time_range", "between steps", c.step.between.front().start, c.step.between.front().end}}});
-  f.evidence.push_back({"the host spent " + formatShare(gaps ? static_cast<double>(api) / gaps : 0.0) +
-                            " of those gaps in CUDA calls: the rest is its own work",
-                        {}});
+      "While the host loads and prepares the next batch, outside CUDA, the GPU has finished the last step's work "
+      "and idles.";
+  if (between > 0) {
+    const int64_t gaps = analysis::totalLength(c.step.between);
+    const int64_t api = apiTimeIn(c, c.step.between);
+    f.evidence.push_back({"GPU idle between steps: " + formatDuration(between) + " per step (" +
+                              formatShare(c.shareOfStep(between)) + " of the " + formatDuration(c.step.time_ns) +
+                              " iteration); the host spent " +
+                              formatShare(gaps ? static_cast<double>(api) / gaps : 0.0) +
+                              " of those gaps in CUDA calls: the rest is its own work",
+                          {{"time_range", "between steps", c.step.between.front().start, c.step.between.front().end}}});
+  }
+  if (loader.idle_ns > 0) {
+    f.evidence.push_back(
+        {"GPU idle while the DataLoader handed out the next batch: " + formatDuration(loader.idle_ns) + " per step (" +
+             formatShare(c.shareOfStep(loader.idle_ns)) + " of the " + formatDuration(c.step.time_ns) +
+             " iteration), of " + formatDuration(loader.host_ns) +
+             " per step in its __next__ (the PyTorch bridge's range)",
+         {{"nvtx_range", std::string(analysis::kDataLoaderRange), loader.first.start, loader.first.end}}});
+  }
   f.gain = timeGain(c, per_gap,
-                    "the GPU's idle time between steady steps; with the batches prepared in background workers the "
-                    "next one is ready when a step ends (assumes the workers together keep up with the GPU)");
+                    "the GPU's idle time waiting for batches in the steady steps; with the batches prepared in "
+                    "background workers the next one is ready when a step ends (assumes the workers together keep up "
+                    "with the GPU)");
   f.gain.idle_ns = f.gain.time_ns;
   f.fix.plan.push_back({"data_loader-1",
                         "data_loader",

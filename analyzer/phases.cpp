@@ -27,7 +27,8 @@ bool endsWith(std::string_view s, std::string_view suffix) {
 bool isModuleRange(std::string_view name) { return endsWith(name, kForwardSuffix) || endsWith(name, kBackwardSuffix); }
 
 bool isBridgeRange(std::string_view name) {
-  return isModuleRange(name) || (name.starts_with("optimizer.step (") && name.ends_with(")"));
+  return isModuleRange(name) || (name.starts_with("optimizer.step (") && name.ends_with(")")) ||
+         name == kDataLoaderRange;
 }
 
 bool isLibraryRange(std::string_view name) {

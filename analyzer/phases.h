@@ -17,7 +17,10 @@ Phase phaseOfName(std::string name);  // kForward, kBackward, kOptimizer or kNoP
 
 // The PyTorch bridge's module ranges: "<qualified module name> (forward)" and "… (backward)".
 bool isModuleRange(std::string_view name);
-// Any range the bridge adds: module ranges and "optimizer.step (<optimizer class>)".
+// The range the bridge puts around each batch a torch.utils.data.DataLoader hands out (its iterator's __next__):
+// without workers the loading itself, with them the main thread's wait for a batch.
+inline constexpr std::string_view kDataLoaderRange = "DataLoader.__next__";
+// Any range the bridge adds: module ranges, "optimizer.step (<optimizer class>)" and kDataLoaderRange.
 bool isBridgeRange(std::string_view name);
 // The NVTX mark the bridge puts where it removed its module hooks (gpuscope record --torch-steps): steps
 // before it carry module ranges, steps after it run at the program's own speed.

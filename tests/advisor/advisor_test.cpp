@@ -11,6 +11,7 @@
 #include "advisor/advice.h"
 #include "advisor/report.h"
 #include "advisor/rule.h"
+#include "analyzer/phases.h"
 #include "analyzer/trace_data.h"
 #include "formats/sqlite_db.h"
 #include "tests/support/sample_trace.h"
@@ -407,6 +408,41 @@ TEST(Advisor, ExposedCommunicationOnBuiltTraces) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f->gain.time_ns, 300'000);  // 300 µs of all-reduce alone per step, under 500 µs of GEMM
   EXPECT_FALSE(adviceOnBuiltSteps(true).find("exposed_communication"));
+}
+
+// A PyTorch loop recorded with --torch (steps from one forward to the next): each step's GPU work takes 2 ms,
+// then the DataLoader hands out the next batch, taking `loading_ns` of the host in the bridge's range while the
+// GPU has nothing left to run.
+Advice adviceOnLoaderSteps(int64_t loading_ns) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("loader.gpuscope"));
+  const int64_t period = 2'500'000 + loading_ns;
+  for (int step = 0; step < 8; ++step) {
+    const int64_t t = step * period;
+    b.nvtx("Net (forward)", t, t + 400'000);
+    for (int k = 0; k < 4; ++k) {
+      const int64_t start = t + 20'000 + k * 500'000;
+      b.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", start, start + 490'000, 7, t + k * 1'000);
+    }
+    b.nvtx(std::string(analysis::kDataLoaderRange), t + 2'100'000, t + 2'100'000 + loading_ns);
+  }
+  EXPECT_TRUE(b.finish());
+  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("loader.gpuscope"));
+  EXPECT_TRUE(trace);
+  return trace ? advise(buildContext(*trace)) : Advice{};
+}
+
+TEST(Advisor, TheGpuIdlingWhileTheDataLoaderMakesTheNextBatchIsAnInputPipelineFinding) {
+  const Advice slow = adviceOnLoaderSteps(3'000'000);
+  const Finding* f = slow.find("input_pipeline");
+  ASSERT_TRUE(f);
+  // The loader's range lies after the step's last kernel (which ends at 2.01 ms): all 3 ms of it idle.
+  EXPECT_EQ(f->gain.idle_ns, 3'000'000);
+  EXPECT_NE(f->evidence[0].text.find("while the DataLoader handed out the next batch"), std::string::npos)
+      << f->evidence[0].text;
+  ASSERT_EQ(f->fix.plan.size(), 1u);
+  EXPECT_EQ(f->fix.plan[0].kind, "data_loader");
+  EXPECT_FALSE(adviceOnLoaderSteps(100'000).find("input_pipeline"));  // 0.1 ms of a 2.6 ms step
 }
 
 Advice adviceOnPath(const std::string& path) {

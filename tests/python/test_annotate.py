@@ -229,3 +229,17 @@ class Results(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DataLoaderRanges(unittest.TestCase):
+    """Each batch a DataLoader hands out is one range, from the iterator's __next__ to its return (the last
+    call, which ends the loop, too), with the batches as without the bridge."""
+
+    def test_each_batch_is_one_range_in_the_main_process_and_with_workers(self):
+        for workers in ("0", "1"):
+            with self.subTest(workers=workers):
+                out, _ = support.run_for_json("loader_ranges.py", workers)
+                self.assertEqual(out["sums"], [6.0, 22.0, 38.0])
+                loader = [e for e in out["events"] if e in (["push", "DataLoader.__next__"], ["pop"], ["mark", "batch"])]
+                self.assertEqual(loader, [["push", "DataLoader.__next__"], ["pop"], ["mark", "batch"]] * 3 +
+                                 [["push", "DataLoader.__next__"], ["pop"]])

@@ -19,9 +19,15 @@ steps, or calls of a root module where no optimizer steps) are annotated in full
 are removed and only the root modules' forward ranges and the optimizer step's stay, which open the steps.
 An NVTX mark, HOOKS_REMOVED_MARK, says when: the analyzer takes module attribution from the steps before
 it and timings from the steps after it.
+
+Every batch a torch.utils.data.DataLoader hands out gets a range too (DATA_LOADER_RANGE, from the iterator's
+__next__ call to its return, for the whole run: one range per batch costs about what one module call's hooks
+do): with workers it is the main thread's wait for a batch, without them the loading itself. The analyzer
+reads the GPU's idle time inside them as waiting for input (torch.profiler marks the same call).
 """
 
 import collections
+import functools
 import os
 import threading
 import weakref
@@ -40,6 +46,8 @@ HOOKS_REMOVED_MARK = "gpuscope: module hooks removed"
 # Under `gpuscope apply --record`: where apply's timing check of the fixes ended (the analyzer times the steps
 # after it, not the check's calls that compile or run as the script wrote them).
 APPLY_CHECK_DONE_MARK = "gpuscope: apply check done"
+# Around each DataLoader iterator's __next__.
+DATA_LOADER_RANGE = "DataLoader.__next__"
 _DEFAULT_STEPS = 5
 # Micro-batches per optimizer step allowed for (gradient accumulation) before a training model that has not
 # stepped an optimizer yet has its calls counted as steps.
@@ -68,6 +76,24 @@ def install(steps=None):
         _handles.append(nn_module.register_module_forward_hook(_forward_post))
     register_optimizer_step_pre_hook(_step_pre)
     register_optimizer_step_post_hook(_step_post)
+    _annotate_data_loader()
+
+
+def _annotate_data_loader():
+    """Wraps the DataLoader iterators' __next__ (defined once, on their base class) in DATA_LOADER_RANGE."""
+    from torch.utils.data import dataloader
+
+    original = dataloader._BaseDataLoaderIter.__next__
+
+    @functools.wraps(original)
+    def next_batch(self):
+        torch.cuda.nvtx.range_push(DATA_LOADER_RANGE)
+        try:
+            return original(self)
+        finally:
+            torch.cuda.nvtx.range_pop()
+
+    dataloader._BaseDataLoaderIter.__next__ = next_batch
 
 
 def _parse_steps(text):
