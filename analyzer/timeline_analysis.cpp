@@ -140,12 +140,6 @@ bool anyIn(const std::vector<int64_t>& sorted, int64_t after, int64_t up_to) {
   return it != sorted.end() && *it <= up_to;
 }
 
-bool overlaps(const std::vector<Interval>& disjoint, int64_t start, int64_t end) {
-  auto it = std::upper_bound(disjoint.begin(), disjoint.end(), start,
-                             [](int64_t t, const Interval& i) { return t < i.end; });  // first ending after start
-  return it != disjoint.end() && it->start < end;
-}
-
 void classifyGap(int64_t gap_start, const WorkItem& next, const HostWaits& waits, int32_t session,
                  int64_t recording_cost, IdleBreakdown& idle) {
   const std::vector<int64_t>& sync_ends = waits.sync_ends[session];
@@ -161,14 +155,19 @@ void classifyGap(int64_t gap_start, const WorkItem& next, const HostWaits& waits
     idle.queued_ns += length;
   } else if (anyIn(sync_ends, gap_start, next.launch)) {
     idle.after_sync_ns += length;
-  } else if (overlaps(copy_calls, gap_start, next.launch)) {
-    idle.copy_wait_ns += length;
-  } else if (length >= kHostBusyGapNs) {
-    idle.host_busy_ns += length;
   } else {
-    const int64_t recording = std::min(length, recording_cost);
-    idle.recording_ns += recording;
-    idle.launch_bound_ns += length - recording;
+    // The host's copy calls in the gap are waits on a copy; the rest of it the host spent on other work or
+    // launching (a short copy call in a long gap does not make the whole gap a copy's).
+    const int64_t copying = std::min(length, overlapLength(copy_calls, gap_start, next.launch));
+    idle.copy_wait_ns += copying;
+    const int64_t rest = length - copying;
+    if (rest >= kHostBusyGapNs) {
+      idle.host_busy_ns += rest;
+    } else {
+      const int64_t recording = std::min(rest, recording_cost);
+      idle.recording_ns += recording;
+      idle.launch_bound_ns += rest - recording;
+    }
   }
 }
 

@@ -11,13 +11,14 @@
 
 namespace gpuscope::analysis {
 
-// Each idle gap is given to one cause, looked at from the work that ended it:
+// Each idle gap is given to a cause, looked at from the work that ended it:
 //  - after_sync: that work was launched only after the GPU ran dry, and the host had waited for the GPU
 //    (a synchronize call or a synchronous copy ended) in between: the host drained the queue, then
 //    needed this long to give the GPU new work;
-//  - copy_wait: the host was inside a copy call (or the work is a pageable copy, which the host stages);
+//  - copy_wait: the work is a pageable copy, which the host stages (the whole gap); otherwise the part of the
+//    gap the host spent inside copy calls, the rest going to the causes below;
 //  - launch_bound: the work's launch call returned after the GPU ran dry, with no sync in between: the
-//    host could not issue work as fast as the GPU ran it; where the gap is kHostBusyGapNs or longer, host_busy:
+//    host could not issue work as fast as the GPU ran it; where that is kHostBusyGapNs or longer, host_busy:
 //    the host was at other work;
 //  - queued: the work's launch call had returned before the GPU went idle (dependencies between streams,
 //    events, the GPU's own scheduling).

@@ -61,6 +61,21 @@ TEST(TimelineAnalysis, AGapOfAMillisecondOrMoreBeforeALateLaunchIsTheHostAtOther
   EXPECT_EQ(tl.idle.total_ns, 2'007'000);
 }
 
+// JAX reading a loss back (a copy call of microseconds), then the host making the next batch for 3 ms: the copy
+// call's time is a wait on a copy, the rest the host at other work.
+TEST(TimelineAnalysis, OnlyTheCopyCallsPartOfAGapIsAWaitOnACopy) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.kernel("a", 10'000, 20'000, 7, 9'000);
+  b.api("cuMemcpyDtoHAsync", 21'000, 61'000);
+  b.kernel("b", 3'021'000, 3'030'000, 7, 3'020'000);
+  ASSERT_TRUE(b.finish());
+  const DeviceTimeline tl = timelineOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(tl.idle.copy_wait_ns, 40'000);
+  EXPECT_EQ(tl.idle.host_busy_ns, 2'961'000);
+  EXPECT_EQ(tl.idle.launch_bound_ns, 0);
+}
+
 schema::SyncRow syncRecord(schema::SyncKind kind, int64_t start_ns, int64_t end_ns) {
   schema::SyncRow s;
   s.session_id = 1;
