@@ -191,6 +191,18 @@ bool isBlockForward(std::string_view name) {
 
 }  // namespace
 
+std::vector<Interval> Context::dataLoaderRanges() const {
+  std::vector<Interval> ranges;
+  const auto& n = trace.nvtx;
+  for (size_t r = 0; r < n.size(); ++r) {
+    if (n.kind[r] == schema::NvtxKind::kRange && n.session[r] == session &&
+        trace.text(n.name[r]) == analysis::kDataLoaderRange) {
+      ranges.push_back({n.start_ns[r], n.end_ns[r]});
+    }
+  }
+  return analysis::mergeIntervals(std::move(ranges));
+}
+
 std::vector<Interval> Context::blockForwardRanges() const {
   std::vector<Interval> blocks;  // NVTX rows are sorted by start
   const auto& n = trace.nvtx;

@@ -121,6 +121,8 @@ struct Context {
   int64_t blockForwardKernelNs() const;
   // The outermost forward ranges of those blocks inside the steady steps, in start order.
   std::vector<analysis::Interval> blockForwardRanges() const;
+  // The PyTorch bridge's DataLoader ranges (analysis::kDataLoaderRange) of `session`, merged: disjoint, sorted.
+  std::vector<analysis::Interval> dataLoaderRanges() const;
   // Kernels of `device` whose launch call starts inside one of the ranges (disjoint, sorted), in order.
   std::vector<size_t> kernelsLaunchedIn(const std::vector<analysis::Interval>& ranges) const;
   // The fusable chains worth fusing by hand or with the runtime: not those holding a kernel a compiler

@@ -50,10 +50,8 @@ void measureSteps(const Context& c, const std::vector<Interval>& waits, bool tim
 // The host's own work in the PyTorch bridge's DataLoader ranges that start in the timed steps, summed.
 int64_t loadingWork(const Context& c, const std::vector<Interval>& waits) {
   int64_t total = 0;
-  const auto& n = c.trace.nvtx;
-  for (size_t r = 0; r < n.size(); ++r) {
-    if (n.kind[r] != schema::NvtxKind::kRange || n.session[r] != c.session || !c.inTimedSteps(n.start_ns[r])) continue;
-    if (c.trace.text(n.name[r]) == analysis::kDataLoaderRange) total += ownWork(waits, n.start_ns[r], n.end_ns[r]);
+  for (const Interval& r : c.dataLoaderRanges()) {
+    if (c.inTimedSteps(r.start)) total += ownWork(waits, r.start, r.end);
   }
   return total;
 }

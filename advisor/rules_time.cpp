@@ -297,22 +297,10 @@ struct LoaderWait {
 // that the GPU idled. A step that runs from one forward to the next holds its batch's loading, so the gap
 // between steps does not show it.
 LoaderWait loaderWait(const Context& c) {
-  std::vector<Interval> loading;
-  const auto& n = c.trace.nvtx;
-  const auto& windows = c.step.timed_windows;
-  for (size_t r = 0; r < n.size() && !windows.empty(); ++r) {
-    if (n.kind[r] != schema::NvtxKind::kRange || n.session[r] != c.session) continue;
-    if (c.trace.text(n.name[r]) != analysis::kDataLoaderRange) continue;
-    const Interval* w = analysis::lastStartingBy(windows, n.start_ns[r]);
-    for (w = w ? w : windows.data(); w != windows.data() + windows.size() && w->start < n.end_ns[r]; ++w) {
-      const int64_t start = std::max(n.start_ns[r], w->start), end = std::min(n.end_ns[r], w->end);
-      if (start < end) loading.push_back({start, end});
-    }
-  }
+  const std::vector<Interval> loading = analysis::intersect(c.dataLoaderRanges(), c.step.timed_windows);
   LoaderWait wait;
   if (loading.empty()) return wait;
   wait.first = loading.front();
-  loading = analysis::mergeIntervals(std::move(loading));
   const int64_t total = analysis::totalLength(loading);
   wait.host_ns = c.perTimedStep(total);
   wait.idle_ns = c.perTimedStep(total - analysis::overlapLength(c.activity.busy, loading));
