@@ -80,18 +80,20 @@ def install(steps=None):
 
 
 def _annotate_data_loader():
-    """Wraps the DataLoader iterators' __next__ (defined once, on their base class) in DATA_LOADER_RANGE."""
+    """Wraps the DataLoader iterators' __next__ (defined once, on their base class) in DATA_LOADER_RANGE; an error
+    of the bridge's NVTX calls never reaches the loop (_guarded)."""
     from torch.utils.data import dataloader
 
     original = dataloader._BaseDataLoaderIter.__next__
 
     @functools.wraps(original)
     def next_batch(self):
-        torch.cuda.nvtx.range_push(DATA_LOADER_RANGE)
+        pushed = _loader_range_push()
         try:
             return original(self)
         finally:
-            torch.cuda.nvtx.range_pop()
+            if pushed:
+                _loader_range_pop()
 
     dataloader._BaseDataLoaderIter.__next__ = next_batch
 
@@ -341,6 +343,17 @@ def _close_open_backward():
         _open_backward.clear()
     for rid in ids:
         torch.cuda.nvtx.range_end(rid)
+
+
+@_guarded
+def _loader_range_push():
+    torch.cuda.nvtx.range_push(DATA_LOADER_RANGE)
+    return True
+
+
+@_guarded
+def _loader_range_pop():
+    torch.cuda.nvtx.range_pop()
 
 
 _step_ranges = threading.local()
