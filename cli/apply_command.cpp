@@ -1,9 +1,19 @@
 // gpuscope apply: runs a program with the advisor's plan applied, by the bundled runtime (CUDA C++ programs
 // that ask it, through GPUSCOPE_PLAN) and the PyTorch bridge (Python programs, with no edit), and with
 // --record measures the result in the same run.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <optional>
+#include <sstream>
+#include <string>
 
 #include "cli/command.h"
+#include "collector/launcher.h"
 #include "formats/plan.h"
 
 namespace gpuscope::cli {
@@ -16,7 +26,62 @@ constexpr OptionSpec kOptions[] = {
     {"output", 'o', "FILE", "with --record: trace file to write (default: gpuscope-PROGRAM.gpuscope)"},
     {"force", 'f', "", "with --record: overwrite the output file if it exists"},
     {"quiet", 'q', "", "with --record: no summary after the program ends"},
+    {"no-verify", 0, "", "no run as written first: the results are not compared"},
 };
+
+// A fresh folder for the run as written's output and values (kept: its log is the program's output).
+Result<std::string> makeWorkDir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/gpuscope-apply-XXXXXX";
+  if (!mkdtemp(pattern.data())) return Status(ErrorKind::kIo, pattern + ": cannot make a folder");
+  std::error_code ec;
+  std::filesystem::create_directory(pattern + "/values", ec);
+  if (ec) return Status(ErrorKind::kIo, pattern + "/values: " + ec.message());
+  return pattern;
+}
+
+// Why the program cannot be started, or nothing: checked before it runs twice, so that a wrong name is one
+// error here and not a line in the run as written's log.
+std::optional<std::string> cannotStart(const std::string& program) {
+  if (program.find('/') != std::string::npos) {
+    if (access(program.c_str(), X_OK) == 0) return std::nullopt;
+    return "cannot run '" + program + "': " + std::strerror(errno);
+  }
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (access(((dir.empty() ? "." : dir) + "/" + program).c_str(), X_OK) == 0) return std::nullopt;
+  }
+  return "cannot run '" + program + "': not found on PATH";
+}
+
+// Runs the program as written, for the PyTorch bridge of the run with the plan to compare with
+// (GPUSCOPE_VALUES_REF); returns its wait status.
+Result<int> runReference(const std::vector<std::string>& command) {
+  Result<std::string> dir = makeWorkDir();
+  if (!dir) return dir.status();
+  const std::string log = *dir + "/as-written.log";
+  std::fprintf(stderr,
+               "gpuscope apply: running the program as written first, to compare the results with (its "
+               "output: %s; --no-verify skips this)\n",
+               log.c_str());
+  Result<int> status = collector::runAsWritten(command, *dir + "/values", log, "");
+  if (status) setenv("GPUSCOPE_VALUES_REF", (*dir + "/values").c_str(), 1);
+  return status;
+}
+
+// After the run with the plan: whether the program ended as it did as written.
+void sayHowItEnded(int reference, int applied) {
+  const int as_written = collector::exitCodeOf(reference), with_plan = collector::exitCodeOf(applied);
+  if (as_written == with_plan) {
+    std::fprintf(stderr, "gpuscope apply: exit code %d, as the run as written\n", with_plan);
+  } else {
+    std::fprintf(stderr,
+                 "gpuscope apply: exit code %d, the run as written's %d: the plan changed how the program "
+                 "ends\n",
+                 with_plan, as_written);
+  }
+}
 
 int runApply(const ParsedArgs& args) {
   const std::vector<std::string>& command = args.after_separator;
@@ -28,14 +93,35 @@ int runApply(const ParsedArgs& args) {
   // Checked here, so a broken plan is one clear error before the program starts.
   if (Result<plan::Plan> p = plan::readPlan(*plan_path); !p) return reportError("apply", p.status());
   const std::string plan = std::filesystem::absolute(*plan_path).string();
-  if (!args.has("record")) return reportError("apply", collector::execWithPlan(command, plan, ""));
+  if (args.has("no-verify") && !args.has("record"))
+    return reportError("apply", collector::execWithPlan(command, plan, ""));
   collector::RecordOptions options;
   options.command = command;
   options.output = args.get("output").value_or(defaultOutput(command.front()));
   options.overwrite = args.has("force");
   options.torch = true;
   options.plan = plan;
-  return recordAndReport(options, args.has("quiet"));
+  if (args.has("record") && std::filesystem::exists(options.output) && !options.overwrite) {
+    return reportError("apply",
+                       Status(ErrorKind::kUsage, options.output + ": already exists (use --force to overwrite)"));
+  }
+  std::optional<int> reference;
+  if (!args.has("no-verify")) {
+    if (std::optional<std::string> why = cannotStart(command.front())) {
+      return reportError("apply", Status(ErrorKind::kNotFound, *why));
+    }
+    Result<int> status = runReference(command);
+    if (!status) return reportError("apply", status.status());
+    reference = *status;
+  }
+  auto at_end = [&](int status) {
+    if (reference) sayHowItEnded(*reference, status);
+  };
+  if (args.has("record")) return recordAndReport(options, args.has("quiet"), at_end);
+  Result<int> status = collector::runWithPlan(command, plan, "");
+  if (!status) return reportError("apply", status.status());
+  at_end(*status);
+  collector::exitLike(*status);
 }
 
 }  // namespace
@@ -49,10 +135,17 @@ const Command& applyCommand() {
       "gpuscope's runtime read the plan from GPUSCOPE_PLAN; PyTorch programs get the bridge, which applies\n"
       "bf16 autocast or TF32, fused optimizers, allocator settings, DataLoader workers, activation\n"
       "checkpointing of the model's blocks and torch.compile, and prints on stderr what it applied and what\n"
-      "it could not (fixes that need the model's code changed). The model's fixes are timed against the\n"
-      "model as written in the same run and rolled back when slower (GPUSCOPE_APPLY_CHECK=0: no check).\n"
-      "--record records the run as `gpuscope record --torch` would; compare with the first recording\n"
-      "using `gpuscope diff`.",
+      "it could not (fixes that need the model's code changed).\n"
+      "Verified by default: PROGRAM first runs as written (its output goes to a log, its input is /dev/null),\n"
+      "noting the loss of its first 100 backward passes and the outputs and buffers of its models' first 4\n"
+      "calls; the run with the plan compares its own with them and prints what it compared and the largest\n"
+      "difference, and then whether the exit code is the same. Each fix states its tolerance (relative):\n"
+      "0.1 % for fixes that keep the arithmetic (fused optimizer, checkpointing, allocator), 2 % for TF32 and\n"
+      "torch.compile, 5 % for bf16 autocast, 10 % for DataLoader workers (their own random transforms).\n"
+      "The model's fixes are timed against the model as written in the same run, and rolled back when they\n"
+      "are slower or their results differ beyond the tolerance at the timing check (the model's 11th call;\n"
+      "GPUSCOPE_APPLY_CHECK=0: no check). --record records the run with the plan as `gpuscope record\n"
+      "--torch` would; compare with the first recording using `gpuscope diff`.",
       kOptions,
       runApply};
   return command;

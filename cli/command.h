@@ -1,6 +1,7 @@
 // The gpuscope subcommands: each has a usage line, a description, its options and a run function.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,8 +33,10 @@ const Command* findCommand(std::string_view name);
 int reportError(std::string_view command, const Status& status);
 
 // `record` and `apply --record`: runs the program under the collector, prints the summary (unless quiet),
-// and ends gpuscope the way the program ended; returns only when the program could not be recorded.
-int recordAndReport(const collector::RecordOptions& options, bool quiet);
+// calls at_end with the program's wait status, and ends gpuscope the way the program ended; returns only when
+// the program could not be recorded.
+int recordAndReport(const collector::RecordOptions& options, bool quiet,
+                    const std::function<void(int wait_status)>& at_end = {});
 // gpuscope-PROGRAM.gpuscope
 std::string defaultOutput(const std::string& program);
 

@@ -104,7 +104,8 @@ int runRecord(const ParsedArgs& args) {
 
 }  // namespace
 
-int recordAndReport(const collector::RecordOptions& options, bool quiet) {
+int recordAndReport(const collector::RecordOptions& options, bool quiet,
+                    const std::function<void(int wait_status)>& at_end) {
   Result<collector::RecordOutcome> outcome = collector::recordProgram(options);
   if (!outcome) return reportError("record", outcome.status());
   if (!outcome->trace_written) {
@@ -119,6 +120,7 @@ int recordAndReport(const collector::RecordOptions& options, bool quiet) {
                    summary.status().message().c_str());
     }
   }
+  if (at_end) at_end(outcome->wait_status);
   collector::exitLike(outcome->wait_status);
 }
 

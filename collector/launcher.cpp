@@ -1,5 +1,6 @@
 #include "collector/launcher.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 
 #include "formats/trace_merge.h"
 
@@ -64,7 +66,7 @@ void execCommand(const std::vector<std::string>& command) {
 }
 
 // PYTHONPATH with the bridge's bootstrap (its sitecustomize) and package first, the program's own after;
-// modes: "record", "apply" or "record,apply".
+// modes: "record", "apply", "values" (the run as written of `gpuscope apply`) or "record,apply".
 void addPythonBridge(const std::string& python_dir, const char* modes, const std::string& plan) {
   std::string path = python_dir + "/bootstrap:" + python_dir;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += std::string(":") + old;
@@ -85,20 +87,10 @@ Result<std::string> bridgeFolder(const std::string& asked) {
   return dir;
 }
 
-[[noreturn]] void execProgram(const RecordOptions& options, const std::string& collector, const std::string& parts) {
-  restoreDefaults();
-  blockForwarded(SIG_UNBLOCK);
-  setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
-  setenv("NVTX_INJECTION64_PATH", collector.c_str(), 1);
-  setenv("GPUSCOPE_OUTPUT_DIR", parts.c_str(), 1);
-  setenv("GPUSCOPE_TRACE", options.trace.c_str(), 1);
-  if (options.torch) {
-    addPythonBridge(options.python_dir, options.plan.empty() ? "record" : "record,apply", options.plan);
-    if (!options.torch_steps.empty()) setenv("GPUSCOPE_TORCH_STEPS", options.torch_steps.c_str(), 1);
-  }
-  execCommand(options.command);
+// In a child that could not run the program: says why and ends with the shell's code for it.
+[[noreturn]] void cannotRun(const char* who, const std::string& program) {
   const int err = errno;
-  std::fprintf(stderr, "gpuscope record: cannot run '%s': %s\n", options.command.front().c_str(), std::strerror(err));
+  std::fprintf(stderr, "gpuscope %s: cannot run '%s': %s\n", who, program.c_str(), std::strerror(err));
   _exit(err == ENOENT ? 127 : 126);  // the shell's codes for "not found" and "not executable"
 }
 
@@ -108,6 +100,40 @@ int waitFor(pid_t child) {
     if (errno != EINTR) return 0;
   }
   return status;
+}
+
+// Runs start_program in a child process (it sets the child up and replaces it with the program), passing
+// the signals sent to gpuscope on to it; returns its wait status.
+Result<int> runChild(const std::function<void()>& start_program) {
+  installForwarding();
+  blockForwarded(SIG_BLOCK);
+  const pid_t child = fork();
+  if (child == 0) {
+    restoreDefaults();
+    blockForwarded(SIG_UNBLOCK);
+    start_program();
+    _exit(126);
+  }
+  if (child > 0) g_child = child;
+  blockForwarded(SIG_UNBLOCK);
+  if (child < 0) return Status(ErrorKind::kIo, std::string("cannot start the program: ") + std::strerror(errno));
+  const int status = waitFor(child);
+  g_child = 0;
+  restoreDefaults();
+  return status;
+}
+
+[[noreturn]] void execProgram(const RecordOptions& options, const std::string& collector, const std::string& parts) {
+  setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
+  setenv("NVTX_INJECTION64_PATH", collector.c_str(), 1);
+  setenv("GPUSCOPE_OUTPUT_DIR", parts.c_str(), 1);
+  setenv("GPUSCOPE_TRACE", options.trace.c_str(), 1);
+  if (options.torch) {
+    addPythonBridge(options.python_dir, options.plan.empty() ? "record" : "record,apply", options.plan);
+    if (!options.torch_steps.empty()) setenv("GPUSCOPE_TORCH_STEPS", options.torch_steps.c_str(), 1);
+  }
+  execCommand(options.command);
+  cannotRun("record", options.command.front());
 }
 
 std::vector<std::string> partsIn(const std::string& dir) {
@@ -198,6 +224,40 @@ Status execWithPlan(const std::vector<std::string>& command, const std::string& 
                 "cannot run '" + command.front() + "': " + std::strerror(errno));
 }
 
+Result<int> runWithPlan(const std::vector<std::string>& command, const std::string& plan,
+                        const std::string& python_dir) {
+  if (command.empty()) return Status(ErrorKind::kUsage, "no program to run (give it after --)");
+  Result<std::string> dir = bridgeFolder(python_dir);
+  if (!dir) return dir.status();
+  return runChild([&] {
+    addPythonBridge(*dir, "apply", plan);
+    execCommand(command);
+    cannotRun("apply", command.front());
+  });
+}
+
+Result<int> runAsWritten(const std::vector<std::string>& command, const std::string& values_dir, const std::string& log,
+                         const std::string& python_dir) {
+  if (command.empty()) return Status(ErrorKind::kUsage, "no program to run (give it after --)");
+  Result<std::string> dir = bridgeFolder(python_dir);
+  if (!dir) return dir.status();
+  const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) return Status(ErrorKind::kIo, log + ": cannot write: " + std::strerror(errno));
+  Result<int> status = runChild([&] {
+    const int nothing = open("/dev/null", O_RDONLY);
+    if (nothing >= 0) dup2(nothing, STDIN_FILENO);  // its input is the run with the plan's
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+    addPythonBridge(*dir, "values", "");
+    unsetenv("GPUSCOPE_PLAN");
+    setenv("GPUSCOPE_VALUES_OUT", values_dir.c_str(), 1);
+    execCommand(command);
+    cannotRun("apply", command.front());
+  });
+  close(out);
+  return status;
+}
+
 std::string defaultPythonDir() {
   if (const char* path = std::getenv("GPUSCOPE_PYTHON_DIR"); path && *path) return path;
   return besideExecutable("share/gpuscope/python");
@@ -241,18 +301,11 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
   Result<std::string> parts = makePartsDir(options.output);
   if (!parts) return parts.status();
 
-  installForwarding();
   const int64_t start_ns = realtimeNs();
-  blockForwarded(SIG_BLOCK);
-  const pid_t child = fork();
-  if (child == 0) execProgram(run, run.collector_path, *parts);
-  if (child > 0) g_child = child;
-  blockForwarded(SIG_UNBLOCK);
-  if (child < 0) return Status(ErrorKind::kIo, std::string("cannot start the program: ") + std::strerror(errno));
+  Result<int> status = runChild([&] { execProgram(run, run.collector_path, *parts); });
+  if (!status) return status.status();
   RecordOutcome outcome;
-  outcome.wait_status = waitFor(child);
-  g_child = 0;
-  restoreDefaults();
+  outcome.wait_status = *status;
 
   const std::vector<std::string> files = partsIn(*parts);
   outcome.processes = static_cast<int>(files.size());

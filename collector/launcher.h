@@ -49,6 +49,14 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options);
 // Returns only when the program cannot be started.
 Status execWithPlan(const std::vector<std::string>& command, const std::string& plan, const std::string& python_dir);
 
+// `gpuscope apply` with its results checked: the same, in a child process; returns its wait status.
+Result<int> runWithPlan(const std::vector<std::string>& command, const std::string& plan,
+                        const std::string& python_dir);
+// `gpuscope apply`'s run as written, before the run with the plan: the program with the PyTorch bridge noting
+// the values it computes (losses, the models' first outputs) into values_dir, its output into log and its
+// input from /dev/null (what it reads is the run with the plan's); returns its wait status.
+Result<int> runAsWritten(const std::vector<std::string>& command, const std::string& values_dir, const std::string& log,
+                         const std::string& python_dir);
 // The exit code a shell would report for a wait status: the code itself, or 128 + the signal.
 int exitCodeOf(int wait_status);
 

@@ -4,8 +4,10 @@ separate calls, and keeps everything the scorecard needs. Nothing is judged here
   findings  each program and its clean twin recorded (with the program's own clock in that run) and advised:
             result.findings.json, program.gpuscope, clean.gpuscope and their advice and plans
   plain     each program plain (its own clock) only: result.plain.json
-  apply     each program plain (its own clock), then, where the plan has fixes, under `gpuscope apply` and
-            `gpuscope apply --record`: result.apply.json, after.gpuscope. The plans come from --plans
+  apply     each program plain (its own clock), then, where the plan has fixes, under `gpuscope apply` (which
+            runs it as written first and compares the results: the values both runs noted are kept in
+            as-written/ and values-applied/) and `gpuscope apply --no-verify --record`: result.apply.json,
+            after.gpuscope. The plans come from --plans
             (NAME.plan.json, made where the findings were scored, by the advisor as it is now), else from
             this run's findings phase.
 
@@ -28,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "bench" / "corpus"
 STEP_LINE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ms/step")
 APPLY_LINE = re.compile(r"^gpuscope apply: (\S+) \((\w+)\): (.*)$")
+RESULTS_LINE = re.compile(r"^gpuscope apply: (results .*|exit code .*)$")
+AS_WRITTEN_LOG = re.compile(r"its output: (\S+)/as-written\.log")
 RUN_TIMEOUT_S = 150
 
 
@@ -122,10 +126,19 @@ def apply_phase(name, truth, work, carry, env, plans):
     if not fixes:
         return result
     shutil.copy(plan, work / "applied.plan.json")
-    runs["apply"], err = run([gpuscope, "apply", "--plan", str(plan), "--"] + program, work / "apply.log", env)
+    # The values both runs computed are kept (the bridge writes the run with the plan's to GPUSCOPE_VALUES_OUT):
+    # the tolerances apply states are set from them.
+    (work / "values-applied").mkdir(exist_ok=True)
+    apply_env = {**env, "GPUSCOPE_VALUES_OUT": str(work / "values-applied")}
+    runs["apply"], err = run([gpuscope, "apply", "--plan", str(plan), "--"] + program, work / "apply.log", apply_env)
     result["apply_notes"] = [dict(zip(("id", "kind", "note"), m.groups()))
                              for m in map(APPLY_LINE.match, err.splitlines()) if m]
-    after = [gpuscope, "apply", "--plan", str(plan), "--record", "-q", "-f", "-o", str(work / "after.gpuscope"), "--"]
+    result["apply_results"] = [m.group(1) for m in map(RESULTS_LINE.match, err.splitlines()) if m]
+    as_written = AS_WRITTEN_LOG.search(err)
+    if as_written:
+        shutil.copytree(as_written.group(1), work / "as-written", dirs_exist_ok=True)
+    after = [gpuscope, "apply", "--plan", str(plan), "--no-verify", "--record", "-q", "-f", "-o",
+             str(work / "after.gpuscope"), "--"]
     runs["apply_record"], _ = run(after + program, work / "apply_record.log", env)
     result["after"] = advise(gpuscope, work / "after.gpuscope", work / "after", env)
     return result

@@ -16,8 +16,10 @@ What counts (bench/corpus/README.md has the truth files' keys):
                more than 3 %, measured the other way against the plain run by more than 3 %
   took hold    a fix reported applied whose finding is gone from the re-recorded run's advice, or whose
                estimated gain there fell by half or more
-  harmed       `apply` changed the exit code, or ran more than 5 % slower than the plain run by the
-               program's clock
+  harmed       `apply` changed the exit code, ran more than 5 % slower than the plain run by the program's
+               clock, or kept a fix while saying the results differ from the run as written
+  results      what `apply` said of the results against the run as written: verified (within the stated
+               tolerance), differ, or not compared
   over 100 %   any share of a step above 100 % printed in any finding
 """
 
@@ -120,10 +122,16 @@ def judge_apply(case, plan, advice, after):
         harm.append(f"exit code {plain.get('rc')} → {apply.get('rc')}")
     if apply.get("ms_step") and plain.get("ms_step") and apply["ms_step"] > plain["ms_step"] * 1.05:
         harm.append(f"slower: {plain['ms_step']:.3f} → {apply['ms_step']:.3f} ms/step")
+    said = case.get("apply_results", [])
+    results = next((line for line in said if line.startswith("results")), "")
+    verdict = ("verified" if results.startswith("results as the run as written") else
+               "differ" if results.startswith("results differ") else "not compared" if results else "–")
+    if verdict == "differ" and applied:
+        harm.append(results)
     outcome = "rolled_back" if rolled else "applied" if applied else "none"
     ran = "apply" in runs or ("plain" in runs and not case.get("plan_fixes") and "plan_fixes" in case)
     return {"ran": ran, "applied": applied, "took_hold": held, "rolled_back": rolled, "harm": harm, "outcome": outcome,
-            "expected": case["truth"].get("apply", "none")}
+            "expected": case["truth"].get("apply", "none"), "results": verdict}
 
 
 def load_case(case_dir):
@@ -208,6 +216,11 @@ def summary(rows):
         "apply_outcome_as_expected": share(sum(r["apply"]["outcome"] == r["apply"]["expected"] for r in applied_rows),
                                            len(applied_rows)),
         "harmed": sum(bool(r["apply"]["harm"]) for r in rows),
+        # Of the runs that kept a fix and compared the results (apply verifies since 2026-11-26).
+        "results_verified": share(sum(r["apply"].get("results") == "verified" and bool(r["apply"]["applied"])
+                                      for r in applied_rows),
+                                  sum(r["apply"].get("results", "–") != "–" and bool(r["apply"]["applied"])
+                                      for r in applied_rows)),
         "step_within_10_of_clock": share(sum(abs(r["step_vs_clock"]) <= 0.10 for r in steps), len(steps)),
     }
 
@@ -235,7 +248,7 @@ def markdown(rows, machines, sources):
                ("wrong_on_clean_twins", "0"), ("step_predictions_within_15", "≥ 90 %"),
                ("peak_predictions_within_15", "≥ 90 %"), ("wrong_direction", "0"), ("shares_over_100", "0"),
                ("applied_that_took_hold", "100 %"), ("apply_outcome_as_expected", "100 %"), ("harmed", "0"),
-               ("step_within_10_of_clock", "100 %")]
+               ("results_verified", "100 %"), ("step_within_10_of_clock", "100 %")]
     for key, target in targets:
         lines.append(f"| {key.replace('_', ' ')} | {target} | {sums['all'][key]} | {sums['fit'][key]} | "
                      f"{sums['holdout'][key]} |")
@@ -243,8 +256,8 @@ def markdown(rows, machines, sources):
               "Steps are the program's own clock in ms/step. *advisor* is the advisor's step on the recorded run "
               "against the clock in that run; *predicted* the plan's step against the clock under `apply`.", "",
               "| case | split | planted found | missed | wrong | wrong on twin | plain → recorded | advisor step | "
-              "predicted → measured | peak predicted → measured | apply (expected) | took hold | harm |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "predicted → measured | peak predicted → measured | apply (expected) | took hold | results | harm |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         runs, p, a = r["runs"], r["prediction"], r["apply"]
         step = (f"{ms(r.get('advisor_step_ms'))} ({pct(r.get('step_vs_clock'))})" if r.get("ran") else "not run")
@@ -257,7 +270,7 @@ def markdown(rows, machines, sources):
             f"| {r['case']} | {r['split']} | {', '.join(r['found']) or '–'} | {', '.join(r['missed']) or '–'} | "
             f"{', '.join(r['wrong']) or '–'} | {', '.join(r['clean_wrong']) or '–'} | "
             f"{ms(runs.get('plain', {}).get('ms_step'))} → {ms(runs.get('record', {}).get('ms_step'))} | {step} | "
-            f"{pred} | {peak} | {outcome} | {len(a['took_hold'])}/{len(a['applied'])} | "
+            f"{pred} | {peak} | {outcome} | {len(a['took_hold'])}/{len(a['applied'])} | {a.get('results', '–')} | "
             f"{'; '.join(a['harm']) or '–'} |")
     issues = [(r["case"], x) for r in rows for x in r["over_100"]]
     if issues:

@@ -73,6 +73,16 @@ TEST(Cli, ApplyRunsTheProgramWithThePlan) {
                          "echo bridge;; esac; exit 4"});
   EXPECT_EQ(run.status, 4);
   EXPECT_EQ(run.out, "apply " + std::filesystem::absolute(dir.path("plan.json")).string() + "\nbridge\n") << run.err;
+  // It ran as written first, its output kept in a log (the bridge noting values there), and ended the same way.
+  const std::string first = "its output: ";
+  const size_t at = run.err.find(first);
+  ASSERT_NE(at, std::string::npos) << run.err;
+  const std::string log = run.err.substr(at + first.size(), run.err.find(';', at) - at - first.size());
+  EXPECT_EQ(testing::readFile(log), "values \nbridge\n");
+  EXPECT_NE(run.err.find("gpuscope apply: exit code 4, as the run as written"), std::string::npos) << run.err;
+  CliRun once = gpuscope({"apply", "--plan", dir.path("plan.json"), "--no-verify", "--", "sh", "-c", "exit 5"});
+  EXPECT_EQ(once.status, 5);
+  EXPECT_EQ(once.err.find("as written"), std::string::npos) << once.err;
   CliRun missing = gpuscope({"apply", "--plan", dir.path("plan.json"), "--", "/no/such/program"});
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.err.find("cannot run '/no/such/program'"), std::string::npos) << missing.err;

@@ -39,6 +39,15 @@ def run_program(name, *args, plan=None, prefix=(), extra_env=None):
                           timeout=300, cwd=PROGRAMS)
 
 
+def run_as_written(name, *args, values_out):
+    """Runs programs/NAME as `gpuscope apply` runs it before the run with the plan: the bridge noting the values
+    it computes (GPUSCOPE_TORCH=values) into VALUES_OUT; returns the CompletedProcess."""
+    env = {**environment(), "PYTHONPATH": f"{BRIDGE / 'bootstrap'}:{BRIDGE}:{PROGRAMS}", "GPUSCOPE_TORCH": "values",
+           "GPUSCOPE_VALUES_OUT": str(values_out)}
+    return subprocess.run([sys.executable, str(PROGRAMS / name), *map(str, args)], env=env, capture_output=True,
+                          text=True, timeout=300, cwd=PROGRAMS)
+
+
 def run_for_json(name, *args):
     """Runs programs/NAME with a file path first among its arguments, for the JSON it writes there; returns
     (that JSON, the CompletedProcess), raising with the program's stderr when it fails."""
@@ -57,11 +66,11 @@ def run_ok(test, name, *args, plan=None, extra_env=None):
     return result
 
 
-def write_plan(directory, fixes, raw=None):
+def write_plan(directory, fixes, raw=None, step_time_ns=1):
     """Writes plan.json with FIXES (id and rule filled in) in DIRECTORY; RAW replaces the whole text."""
     fixes = [{"id": f"{fix['kind']}-{i}", "rule": "test", **fix} for i, fix in enumerate(fixes, 1)]
     plan = {"format": "gpuscope-plan", "version": 1, "trace": "test.gpuscope", "step_basis": "test",
-            "measured": {"step_time_ns": 1, "peak_memory_bytes": 1},
+            "measured": {"step_time_ns": step_time_ns, "peak_memory_bytes": 1},
             "predicted": {"step_time_ns": 1, "peak_memory_bytes": 1}, "prediction_basis": "test",
             "fixes": fixes}
     path = pathlib.Path(directory) / "plan.json"

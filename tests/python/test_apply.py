@@ -295,6 +295,40 @@ class Checked(PlanCase):
                       "needs 11", lines[2])
 
 
+class ResultsChecked(PlanCase):
+    """With the run as written's values (GPUSCOPE_VALUES_REF), the timing check also compares the results: a fix
+    that changes them beyond its tolerance is rolled back, whatever its speed."""
+
+    def applied(self, *args):
+        support.run_as_written("results.py", *args, values_out=self.tmp)
+        env = {"GPUSCOPE_APPLY_CHECK": "1", "GPUSCOPE_VALUES_REF": self.tmp}
+        # The plan's step as recorded: a second (this CPU's first calls of the model take half a second each, which
+        # against a shorter step would read as compiling again).
+        plan = support.write_plan(self.tmp, [{"kind": "checkpoint"}], step_time_ns=10**9)
+        result = support.run_ok(self, "results.py", *args, plan=plan, extra_env=env)
+        return support.bridge_lines(result.stderr)
+
+    def test_checkpointing_blocks_that_update_batchnorm_statistics_is_rolled_back(self):
+        lines = self.applied("--batchnorm")
+        # Recomputed in the backward, each block's BatchNorm updates its running statistics a second time.
+        self.assertRegex(lines[2], r"checkpoint-1 \(checkpoint\): rolled back: changed results: the model's buffers "
+                                   r"after call 2 differs by [\d.]+ % from the run as written \(tolerance 0.1 %: "
+                                   r"recomputation runs the same kernels again\)")
+        self.assertRegex(lines[3], r"^gpuscope apply: results differ: ")
+
+    def test_checkpointing_blocks_without_state_keeps_the_results(self):
+        lines = self.applied()
+        self.assertRegex(lines[2], r"checkpoint-1 \(checkpoint\): (checked|rolled back: slower): ")
+        self.assertRegex(lines[3], r"^gpuscope apply: results as the run as written: the loss of steps 1-14 and the "
+                                   r"model's outputs and buffers at 4 calls compared, the largest difference [\d.]+ % "
+                                   r"\(.*, tolerance 0.1 %: ")
+
+    def test_a_program_that_computes_other_values_each_run_is_not_compared(self):
+        lines = self.applied("--unseeded")
+        self.assertRegex(lines[3], r"^gpuscope apply: results not compared: the loss of step 1 differs by [\d.]+ % "
+                                   r"from the run as written before any fix took effect")
+
+
 class RanksAgree(unittest.TestCase):
     """In a torchrun job the ranks keep or roll back the checked fixes together, through the job's store."""
 

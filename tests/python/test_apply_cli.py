@@ -25,6 +25,8 @@ class ApplyCommand(unittest.TestCase):
             plan = support.write_plan(tmp, FIXES)
             cls.plain = support.run_program("train.py")
             cls.applied = support.run_program("train.py", prefix=(support.CLI, "apply", "--plan", plan, "--"))
+            cls.unverified = support.run_program("train.py",
+                                                 prefix=(support.CLI, "apply", "--plan", plan, "--no-verify", "--"))
 
     def test_program_output_is_unchanged(self):
         self.assertRegex(self.plain.stdout, r"step 3 loss \d")
@@ -45,6 +47,25 @@ class ApplyCommand(unittest.TestCase):
     def test_blocks_are_recomputed_under_the_plan(self):
         self.assertIn("block forward calls 16", self.plain.stderr)  # 4 steps of 4 blocks
         self.assertIn("block forward calls 32", self.applied.stderr)
+
+    def test_the_program_runs_as_written_first_and_the_results_are_compared(self):
+        lines = support.bridge_lines(self.applied.stderr)
+        self.assertRegex(lines[0], r"^gpuscope apply: running the program as written first, to compare the results "
+                                   r"with \(its output: \S+/as-written.log; --no-verify skips this\)$")
+        log = re.search(r"its output: (\S+);", lines[0]).group(1)
+        with open(log) as f:
+            self.assertIn("step 3 loss", f.read())  # its output, not on the terminal
+        # No random transform: the loader's workers hand out the same batches, and SGD fused does what it did.
+        self.assertRegex(lines[-2], r"^gpuscope apply: results as the run as written: the loss of steps 1-4 and the "
+                                    r"model's outputs and buffers at 4 calls compared, the largest difference [\d.]+ % "
+                                    r"\(.*, tolerance 10 %: loader workers draw random transforms from generators of "
+                                    r"their own\)$")
+        self.assertEqual(lines[-1], "gpuscope apply: exit code 3, as the run as written")
+
+    def test_no_verify_runs_the_program_once(self):
+        self.assertEqual(self.unverified.stdout, self.plain.stdout)
+        self.assertEqual(self.unverified.returncode, 3)
+        self.assertFalse(any("as written" in line for line in support.bridge_lines(self.unverified.stderr)))
 
     def test_plan_the_cli_cannot_read_stops_before_the_program(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -19,13 +19,18 @@ _installed = False
 
 
 def install_from_environment():
-    """Installs what GPUSCOPE_TORCH asks for ("record", "apply" or both, comma-separated; apply reads the
-    plan named by GPUSCOPE_PLAN); safe to call more than once."""
+    """Installs what GPUSCOPE_TORCH asks for ("record", "apply", "values", comma-separated; apply reads the
+    plan named by GPUSCOPE_PLAN); safe to call more than once. With GPUSCOPE_VALUES_OUT set (values: the run
+    as written of `gpuscope apply`) the values the program computes are noted and written there."""
     global _installed
     modes = set(os.environ.get("GPUSCOPE_TORCH", "").split(","))
-    if _installed or not modes & {"record", "apply"}:
+    if _installed or not modes & {"record", "apply", "values"}:
         return
     _installed = True
+    if "values" in modes or os.environ.get("GPUSCOPE_VALUES_REF") or os.environ.get("GPUSCOPE_VALUES_OUT"):
+        from . import values
+
+        values.install(os.environ.get("GPUSCOPE_VALUES_OUT", ""), keep_hooks="apply" in modes)
     if "apply" in modes:
         from . import apply
 

@@ -33,6 +33,10 @@ times the first one as written, and half a second or more, after the model's thi
 shapes that change from call to call) roll the fixes back at once. Fixes applied when the program starts (TF32, a fused
 optimizer, allocator and loader settings) are not part of the check.
 GPUSCOPE_APPLY_CHECK=0 turns the check off.
+Where `gpuscope apply` ran the program as written first (GPUSCOPE_VALUES_REF), the check also compares the
+results (verify.py): fixes whose losses or model outputs differ from the run as written beyond their stated
+tolerance are rolled back, at the check or, while they stay in force, at the first window of ten steps whose
+mean loss leaves the run as written's.
 """
 
 import atexit
@@ -46,7 +50,7 @@ import time
 
 import torch
 
-from . import warn
+from . import values, verify, warn
 
 _seen = set()  # ids of every module of the models already handled (so a recomputed block is no new root)
 _depth = threading.local()  # .value: how many module forwards are running on this thread
@@ -64,7 +68,6 @@ _step_hooks = []  # the global optimizer step hook that counts them
 _recorded_step_s = [0.0]  # the step the plan measured on the recording, in seconds (0: none)
 _module_calls = [0]  # module calls the global hooks have seen, outside compiled code
 _hook_cost_s = []  # what the global hooks add to one module call, in seconds, once measured
-
 _SLOWER = 1.05  # a fix is rolled back when its calls take this much longer than the calls as written
 _CHECKING = os.environ.get("GPUSCOPE_APPLY_CHECK", "1") != "0"  # 0: no timing check
 
@@ -86,7 +89,12 @@ def install(plan_path):
             note = handler(fix) if handler else "not applied: gpuscope does not know this kind of fix"
         except Exception as error:  # a fix that cannot be applied must not stop the program
             note = f"not applied: {error!r}"
+        if note.startswith("applied"):
+            verify.started_with(fix)
         _report(fix, note)
+    verify.read_reference(lambda: list(_applied))
+    if not _root_fixes:
+        values.let_hooks_go()
     if _root_fixes:
         from torch.nn.modules import module as nn_module
 
@@ -265,8 +273,8 @@ class _Change:
     """One change made to the model, in force while its kind is in _active: the timing check switches it off
     and on again by that alone."""
 
-    def __init__(self, kind, note, switchable=True):
-        self.kind, self.note, self.switchable = kind, note, switchable
+    def __init__(self, kind, note, switchable=True, undo=None):
+        self.kind, self.note, self.switchable, self.undo = kind, note, switchable, undo
 
     def off(self):
         if self.switchable:
@@ -306,6 +314,15 @@ def _roll_back(kind, reason):
     _active.discard(kind)
     for fix in _applied.get(kind, []):
         _report(fix, f"rolled back: {reason}")
+
+
+def _undo(changes, reason):
+    """Rolls changes back for good, saying why; a change the timing check cannot switch off is undone."""
+    for change in changes:
+        change.off()
+        if change.undo is not None and change.kind not in _rolled_back:
+            change.undo()
+        _roll_back(change.kind, reason)
 
 
 def _in_force():
@@ -369,10 +386,8 @@ class _Check:
         slow = self.calls > 3 and now - last > limit  # calls 2 and 3 compile and record
         self.slow_calls = self.slow_calls + 1 if slow else 0
         if self.slow_calls >= 2 and any(change.kind in _active for change in self.changes):
-            for change in self.changes:
-                change.off()
-                _roll_back(change.kind, f"recompiling or stalled: two calls in a row each took more than {limit:.2f} "
-                                        f"s, against {written * 1e3:.3f} ms for a call as written")
+            _undo(self.changes, f"recompiling or stalled: two calls in a row each took more than {limit:.2f} s, "
+                                f"against {written * 1e3:.3f} ms for a call as written")
             self._finish()
 
     def _finish(self):
@@ -386,6 +401,7 @@ class _Check:
         if not _active & _needs_hooks and all(check.done for check in _checks.values()):
             while _hooks:
                 _hooks.pop().remove()
+            values.remove_hooks()  # the results check's, which stay as long as these for the same reason
 
     @staticmethod
     def _synchronized():
@@ -420,15 +436,18 @@ class _Check:
         said = (f"{self.name}.forward took {self.fixed_s * 1e3:.3f} ms per call with the fixes (calls {a}-{b}) and "
                 f"{eager_s * 1e3:.3f} ms as written (calls {c}-{d}), gpuscope's module hooks "
                 f"({_hook_cost() * 1e6:.1f} us per module call) taken off")
-        slower, where = _slower_on_any_rank(self.name, self.fixed_s > eager_s * _SLOWER)
-        if slower:
-            for change in self.changes:
-                _roll_back(change.kind, f"slower{where}: {said}")
+        changed, compared = verify.verdict([change.kind for change in self.changes])
+        slower = self.fixed_s > eager_s * _SLOWER
+        worse, where = _slower_on_any_rank(self.name, slower or changed is not None)
+        if worse:
+            _undo(self.changes, f"changed results: {changed}" if changed else f"slower{where}: {said}" if slower
+                  else f"slower or changed results{where}: {said}")
         else:
             for change in self.changes:
                 change.on()
             for fix in _in_force():
-                _report(fix, f"checked: {said}")
+                _report(fix, f"checked: {said}" + (f"; {compared}" if compared else ""))
+            verify.watch([change.kind for change in self.changes], lambda reason: _undo(self.changes, reason))
         self._finish()
 
     def _give_up(self, reason):
@@ -496,18 +515,6 @@ def _slower_on_any_rank(name, slower):
     return bool(slow), f" on rank {', '.join(map(str, slow))} of {world}" if slow else ""
 
 
-def _tensors(value, depth=0):
-    """The tensors in a call's arguments or results: in tuples, lists, dicts (a ModelOutput) and the attributes
-    of plain objects (a KV cache's layers), a few levels down."""
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif depth < 5 and not isinstance(value, (str, bytes, torch.nn.Module)):
-        items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else \
-            vars(value).values() if hasattr(value, "__dict__") else ()
-        for item in items:
-            yield from _tensors(item, depth + 1)
-
-
 def _at_first_forward(kind, fix, module):
     """Applies one kind of fix to a root module; returns the _Change made."""
     if kind == "checkpoint":
@@ -559,7 +566,8 @@ def _guarded(kind, changed, original, graphs, module):
         if kind in _rolled_back or kind not in _active:
             return original(*args, **kwargs)
         graphs = state["graphs"]
-        if graphs and state["calls"] <= 4 and any(t.data_ptr() in state["returned"] for t in _tensors((args, kwargs))):
+        handed = values.tensors((args, kwargs))
+        if graphs and state["calls"] <= 4 and any(t.data_ptr() in state["returned"] for t in handed):
             _roll_back(kind, "CUDA graphs: the forward is handed tensors its previous call returned (state kept from "
                              "call to call, such as a KV cache), which graph replays would overwrite")
             return original(*args, **kwargs)
@@ -579,7 +587,7 @@ def _guarded(kind, changed, original, graphs, module):
             _roll_back(kind, f"{type(error).__name__}: {first_line[:300]}")
             return original(*args, **kwargs)
         if graphs and state["calls"] <= 3:
-            state["returned"] = {t.data_ptr() for t in _tensors(out) if t.is_cuda}
+            state["returned"] = {t.data_ptr() for t in values.tensors(out) if t.is_cuda}
         return out
 
     return forward
@@ -612,8 +620,10 @@ def _checkpoint_model(module):
     name = type(module).__name__
     if getattr(module, "supports_gradient_checkpointing", False) and hasattr(module, "gradient_checkpointing_enable"):
         module.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-        # Not switched off for the timing check: the switch sets attributes a compiled forward guards on.
-        return _Change("checkpoint", f"applied: {name}.gradient_checkpointing_enable() (non-reentrant)", False)
+        # Not switched off for the timing check: the switch sets attributes a compiled forward guards on. Undone
+        # when rolled back for good (a compiled forward then compiles once more).
+        return _Change("checkpoint", f"applied: {name}.gradient_checkpointing_enable() (non-reentrant)", False,
+                       getattr(module, "gradient_checkpointing_disable", None))
     blocks = _blocks(module)
     if not blocks:
         raise ValueError(f"{name} has no run of like blocks to checkpoint")

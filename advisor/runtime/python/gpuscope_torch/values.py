@@ -1,0 +1,314 @@
+"""The values a PyTorch program computes, noted so that `gpuscope apply` can compare a run with fixes against
+the run as the script wrote it.
+
+`gpuscope apply` runs the program twice: first as written, with GPUSCOPE_TORCH=values, which notes here
+  - the loss of each of the first LOSSES backward passes (the one-element tensor backward() is called on),
+  - the first CALLS calls of each model (a root module: its outputs' floating tensors, each by its shape, its
+    sum, its sum of magnitudes and SAMPLE values evenly spaced through it; its buffers' sums (and sums of
+    magnitudes) after the call: BatchNorm's running statistics, counters a forward updates in place; and
+    whether it drew random numbers, in an active dropout module),
+and writes them to GPUSCOPE_VALUES_OUT/values-RANK.json at exit; then with the plan, where apply reads that
+file back (GPUSCOPE_VALUES_REF) and compares (verify.py): at its timing check, when the fixes can still be
+rolled back, then window by window while they stay, and at exit for the whole run.
+
+Noting costs a copy of each loss (one tiny kernel) and, for the first calls of a model, a few reductions; the
+module hooks that find the models go after the first model's CALLS calls (under apply, with apply's own). Under
+CUDA graphs a model's outputs and the loss live in memory the next replay overwrites, so both are read at once,
+never later in place.
+"""
+
+import atexit
+import json
+import os
+
+import torch
+
+from . import warn
+
+LOSSES = 100  # backward passes whose loss is noted
+CALLS = 4  # calls of each model noted: the first runs as written in both runs, apply's fixes go in at the second
+SAMPLE = 1024  # values sampled from each output tensor
+OUTPUTS = 4  # output tensors noted per call
+BUFFERS = 256  # buffers noted per call
+
+_losses = []  # detached copies of the losses, in the order backward() was called
+_calls = {}  # id(root module) -> [(its outputs' stats as a device tensor per tensor, shapes, buffer sums)]
+_order = []  # root modules' ids in the order of their first call
+_inside = set()  # ids of the modules inside the models seen (a checkpointed block recomputed alone is no model)
+_depth = [0]
+_hooks = []
+_keep_hooks = [False]
+loss_listeners = []  # called with the number of losses noted, after each (verify.py watches them)
+
+
+def install(output_dir="", keep_hooks=False):
+    """Starts noting; with output_dir, writes the values there at exit. keep_hooks: the module hooks stay until
+    remove_hooks() (under apply, whose compiled forwards are traced with them: removed, they would fail the
+    compiled code's guards and compile it again)."""
+    _keep_hooks[0] = keep_hooks
+    from torch.nn.modules import module as nn_module
+
+    original = torch.Tensor.backward
+
+    def backward(self, *args, **kwargs):
+        if len(_losses) < LOSSES and self.numel() == 1 and self.is_floating_point():
+            _losses.append(self.detach().reshape(()).to(torch.float32, copy=True))
+            for listen in loss_listeners:
+                listen(len(_losses))
+        return original(self, *args, **kwargs)
+
+    torch.Tensor.backward = backward
+    _hooks.append(nn_module.register_module_forward_pre_hook(_pre))
+    _hooks.append(nn_module.register_module_forward_hook(_post, always_call=True))
+    if output_dir:
+        atexit.register(_write, output_dir)
+
+
+def _pre(module, args):
+    if not torch.compiler.is_compiling():
+        _depth[0] += 1
+
+
+def _post(module, args, output):
+    if torch.compiler.is_compiling():
+        return
+    _depth[0] = max(0, _depth[0] - 1)
+    if _depth[0] or id(module) in _inside or not any(True for _ in module.parameters()):
+        return  # a module inside a model, or no model (a loss, an activation called at top level)
+    if id(module) not in _calls:
+        _calls[id(module)] = []
+        _order.append(id(module))
+        _inside.update(id(m) for m in module.modules() if m is not module)
+    calls = _calls[id(module)]
+    if len(calls) < CALLS:
+        try:
+            calls.append(_noted(output, module))
+        except Exception as error:  # noting must never break the program
+            warn(f"values: the model's outputs could not be noted: {error!r}")
+            calls.append(None)
+    # The hooks cost time at every module call: only the first model's first calls, and those of models that
+    # appear meanwhile, are noted.
+    if len(_calls[_order[0]]) >= CALLS and not _keep_hooks[0]:
+        remove_hooks()
+
+
+def remove_hooks():
+    while _hooks:
+        _hooks.pop().remove()
+
+
+def let_hooks_go():
+    """The hooks go once the first model's calls are noted after all (apply has no fix to make to a model)."""
+    _keep_hooks[0] = False
+
+
+def _noted(output, module):
+    """One call's outputs and buffers, as device tensors (no synchronisation here)."""
+    with torch.no_grad():
+        outputs = [t for t in tensors(output) if t.is_floating_point() and t.numel()][:OUTPUTS]
+        stats = [_stats(t.detach()) for t in outputs]
+        buffers = [_sums(b.detach()) for b in list(module.buffers())[:BUFFERS]]
+        return ([list(t.shape) for t in outputs], stats, torch.cat(buffers) if buffers else None, _random(module))
+
+
+def _random(module):
+    """Whether the call drew random numbers: a dropout module of the model active (training, p > 0). A compiled
+    forward draws other ones than the forward as written, so its outputs then differ value by value while their
+    sums agree."""
+    return any(isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.training and m.p > 0 for m in module.modules())
+
+
+def _sums(t):
+    """A tensor's sum and sum of magnitudes, in one float64 tensor of two. Accumulated in float32, as PyTorch
+    sums a float32 tensor: asked in float64, a reduction may first make a float64 copy of its input (3.2 GB for
+    a GPT-2 batch's logits), which a program near its memory's end cannot spare."""
+    if not t.is_floating_point():
+        t = t.float()  # a counter's buffer
+    sums = [t.sum(dtype=torch.float32), torch.linalg.vector_norm(t, 1, dtype=torch.float32)]
+    return torch.stack(sums).double()
+
+
+def _stats(t):
+    """A tensor's sum, sum of magnitudes and SAMPLE values evenly spaced through it, in one float64 tensor."""
+    flat = t.reshape(-1) if t.is_contiguous() else t.contiguous().reshape(-1)
+    return torch.cat([_sums(t), flat[picks(flat.numel(), t.device)].double()])
+
+
+def picks(count, device):
+    """SAMPLE indices evenly spaced over count values, first and last included, in integers: in float32 (as
+    linspace makes them) the last index of a GPT-2 batch's logits (411 million values) rounds past the end."""
+    if count <= SAMPLE:
+        return torch.arange(count, device=device)
+    return torch.arange(SAMPLE, dtype=torch.int64, device=device) * (count - 1) // (SAMPLE - 1)
+
+
+def tensors(value, depth=0):
+    """The tensors in a call's arguments or results: in tuples, lists, dicts (a ModelOutput) and the attributes
+    of plain objects (a KV cache's layers), a few levels down."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 5 and not isinstance(value, (str, bytes, torch.nn.Module)):
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else \
+            vars(value).values() if hasattr(value, "__dict__") else ()
+        for item in items:
+            yield from tensors(item, depth + 1)
+
+
+def losses():
+    """The losses noted so far, as float32 device tensors of one element."""
+    return list(_losses)
+
+
+def snapshot():
+    """What has been noted so far, as plain numbers (synchronises with the device): {"losses": [...],
+    "models": [[{"shapes", "outputs", "buffers"} per call] per model, in the order of their first call]}."""
+    losses = torch.stack(_losses).tolist() if _losses else []
+    models = []
+    for key in _order:
+        calls = []
+        for call in _calls[key]:
+            if call is None:
+                calls.append(None)
+                continue
+            shapes, stats, buffers, random = call
+            calls.append({"shapes": shapes, "outputs": [s.tolist() for s in stats],
+                          "buffers": buffers.tolist() if buffers is not None else [], "random": random})
+        models.append(calls)
+    return {"losses": losses, "models": models}
+
+
+def file_name():
+    """One file per process of a job: its rank where torchrun set one."""
+    return f"values-{os.environ.get('RANK', '0')}.json"
+
+
+def _write(output_dir):
+    try:
+        values = snapshot()
+        if not values["losses"] and not values["models"]:
+            return  # a process that ran no model (a launcher, a data loader's worker)
+        with open(os.path.join(output_dir, file_name()), "w") as f:
+            json.dump(values, f)
+    except Exception as error:
+        warn(f"values: not written: {error!r}")
+
+
+def read(path):
+    """Values written by the run as written, or None where there are none (it ran no model, or failed early)."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def compare(ref, mine, first, later):
+    """Compares this run's values with the run as written's. first: the tolerances for what only the fixes in
+    force from the program's start can change (the models' first calls, the first loss); later: for the rest;
+    each (for single values, for the mean loss of a window of steps). The loss after the first step is compared
+    window by window (steps 2-10, 11-20, ...): a fix's effect on the loss adds up from step to step, and so do
+    the effects of rounding in a training that is sensitive to it, so single steps scatter where means do
+    not; a window's mean may also differ by what the loss moves from one step to the next as written (its
+    median change, relative), the spread of a trajectory that rounding alone sets on another path. Returns (the
+    largest difference, the first beyond its tolerance or None, what was compared in words); each difference is
+    a dict: difference, where (words), tolerance, basis ("start", "fixes" or "moves")."""
+    found = []
+    losses, ref_losses = mine["losses"], ref["losses"]
+    if losses and ref_losses:
+        found.append(_found(_relative(losses[0], ref_losses[0], abs(ref_losses[0])), "the loss of step 1", first[0],
+                            "start"))
+    moves = median_move(ref_losses)
+    for begin, end in windows(min(len(losses), len(ref_losses))):
+        a, b = _mean(losses[begin - 1:end]), _mean(ref_losses[begin - 1:end])
+        basis = "moves" if moves > later[1] else "fixes"
+        found.append(_found(_relative(a, b, abs(b)), f"the mean loss of steps {begin}-{end}", max(later[1], moves),
+                            basis))
+    for m, (calls, ref_calls) in enumerate(zip(mine["models"], ref["models"]), 1):
+        model = f"model {m}" if len(ref["models"]) > 1 else "the model"
+        for c, (call, ref_call) in enumerate(zip(calls, ref_calls), 1):
+            if call is None or ref_call is None:
+                continue
+            tolerance, basis = (first[0], "start") if c == 1 else (later[0], "fixes")
+            found.append(_found(_outputs(call, ref_call), f"{model}'s outputs at call {c}", tolerance, basis))
+            if ref_call["buffers"] or call["buffers"]:
+                found.append(_found(_buffers(call["buffers"], ref_call["buffers"]), f"{model}'s buffers after call {c}",
+                                    tolerance, basis))
+    beyond = next((f for f in found if not f["difference"] <= f["tolerance"]), None)
+    worst = max(found, key=lambda f: f["difference"] if f["difference"] == f["difference"] else float("inf"),
+                default=None)
+    return worst, beyond, _compared_words(mine, ref)
+
+
+def _found(difference, where, tolerance, basis):
+    return {"difference": difference, "where": where, "tolerance": tolerance, "basis": basis}
+
+
+WINDOW = 10
+
+
+def windows(steps):
+    """The windows of steps after the first whose mean losses are compared: 2-10, 11-20, ...; a last one shorter
+    than half a window only where it is the first."""
+    out = []
+    begin = 2
+    while begin <= steps:
+        end = min(steps, WINDOW if begin == 2 else begin + WINDOW - 1)
+        if end - begin + 1 >= WINDOW // 2 or not out:
+            out.append((begin, end))
+        begin = end + 1
+    return out
+
+
+def median_move(losses):
+    """How far the loss moves from one step to the next: the median change, relative to the mean loss."""
+    moves = sorted(abs(b - a) for a, b in zip(losses, losses[1:]) if a == a and b == b)
+    scale = _mean([abs(v) for v in losses if v == v]) if losses else 0.0
+    return moves[len(moves) // 2] / scale if moves and scale > 0 else 0.0
+
+
+def _mean(values):
+    return sum(values) / len(values) if values else 0.0
+
+
+def _compared_words(mine, ref):
+    words = []
+    losses = min(len(mine["losses"]), len(ref["losses"]))
+    if losses:
+        words.append(f"the loss of steps 1-{losses}" if losses > 1 else "the loss of step 1")
+    calls = sum(min(len(a), len(b)) for a, b in zip(mine["models"], ref["models"]))
+    if calls:
+        random = any(c and c.get("random") for calls in ref["models"] for c in calls)
+        words.append(f"the model's outputs{' (their shapes only: dropout draws random numbers)' if random else ''} "
+                     f"and buffers at {calls} call{'s' if calls > 1 else ''}")
+    return " and ".join(words) or "nothing (no loss and no model call in common)"
+
+
+def _relative(a, b, scale):
+    if a != a or b != b:  # NaN: equal only to NaN
+        return 0.0 if a != a and b != b else float("inf")
+    return abs(a - b) / max(scale, 1e-12)
+
+
+def _outputs(call, ref_call):
+    """The largest relative difference of a call's outputs: their sums against the sum of magnitudes, their
+    sampled values against the largest sampled magnitude. A different shape is an infinite difference. Where the
+    call drew random numbers (dropout) in either run, only the shapes count: a compiled forward draws other
+    ones, and with them every value and even the sums differ (by 6 to 15 % for a BERT classifier's logits)."""
+    if call["shapes"] != ref_call["shapes"]:
+        return float("inf")
+    if call.get("random") or ref_call.get("random"):
+        return 0.0
+    worst = 0.0
+    for a, b in zip(call["outputs"], ref_call["outputs"]):
+        worst = max(worst, _relative(a[0], b[0], b[1]))
+        scale = max((abs(v) for v in b[2:]), default=0.0)
+        worst = max([worst] + [_relative(x, y, scale) for x, y in zip(a[2:], b[2:])])
+    return worst
+
+
+def _buffers(sums, ref_sums):
+    """The largest relative difference of the buffers' sums, each against its sum of magnitudes."""
+    if len(sums) != len(ref_sums):
+        return float("inf")
+    pairs = zip(sums[0::2], ref_sums[0::2], ref_sums[1::2])
+    return max((_relative(a, b, magnitude) for a, b, magnitude in pairs), default=0.0)

@@ -1,0 +1,57 @@
+"""A small classifier trained for a few steps, as a user would write it: a stack of like blocks in a ModuleList,
+each Linear, an optional BatchNorm1d and ReLU, then an evaluation. Prints the last loss and the evaluation's.
+Arguments: [--batchnorm] [--unseeded] [--steps N]. With BatchNorm the evaluation depends on the running
+statistics the training forwards update, which a block recomputed under checkpointing updates twice."""
+
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, width, batchnorm):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.norm = nn.BatchNorm1d(width) if batchnorm else nn.Identity()
+
+    def forward(self, x):
+        return x + F.relu(self.norm(self.fc(x)))
+
+
+class Classifier(nn.Module):
+    def __init__(self, batchnorm, width=32, depth=4, classes=5):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(width, batchnorm) for _ in range(depth)])
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batchnorm", action="store_true")
+    parser.add_argument("--unseeded", action="store_true")
+    parser.add_argument("--steps", type=int, default=14)
+    args = parser.parse_args()
+    if not args.unseeded:
+        torch.manual_seed(0)
+    model = Classifier(args.batchnorm)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    x, y = torch.randn(64, 32), torch.randint(0, 5, (64,))
+    for _ in range(args.steps):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.eval()
+    with torch.no_grad():
+        print(f"loss {loss.item():.6f} eval {F.cross_entropy(model(x), y).item():.6f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""values.py: what a run notes of the values the program computes (real torch on the CPU, the program run as
+`gpuscope apply` runs it as written), and how two runs' values are compared."""
+
+import json
+import math
+import pathlib
+import sys
+import tempfile
+import unittest
+
+import support
+
+sys.path.insert(0, str(support.BRIDGE))
+from gpuscope_torch import values  # noqa: E402  (pure functions only: nothing is installed in this process)
+
+
+def noted(*args):
+    """values-0.json of results.py run as written with ARGS, and the program's stdout."""
+    with tempfile.TemporaryDirectory() as tmp:
+        result = support.run_as_written("results.py", *args, values_out=tmp)
+        if result.returncode != 0:
+            raise AssertionError(result.stderr)
+        return json.loads((pathlib.Path(tmp) / "values-0.json").read_text()), result.stdout
+
+
+class Noted(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.values, cls.stdout = noted("--batchnorm", "--steps", "6")
+
+    def test_each_backward_notes_its_loss(self):
+        losses = self.values["losses"]
+        self.assertEqual(len(losses), 6)
+        self.assertTrue(all(0 < loss < 10 for loss in losses), losses)
+
+    def test_the_models_first_calls_are_noted(self):
+        self.assertEqual(len(self.values["models"]), 1)  # the classifier; its blocks are inside it
+        calls = self.values["models"][0]
+        self.assertEqual(len(calls), values.CALLS)
+        self.assertEqual(calls[0]["shapes"], [[64, 5]])
+        stats = calls[0]["outputs"][0]
+        self.assertEqual(len(stats), 2 + 320)  # sum, sum of magnitudes, every value of a 64 x 5 output
+        self.assertAlmostEqual(stats[1], sum(abs(v) for v in stats[2:]), places=3)
+
+    def test_buffers_are_noted_after_each_call(self):
+        calls = self.values["models"][0]
+        # Each BatchNorm1d: running_mean, running_var, num_batches_tracked; a sum and a sum of magnitudes each.
+        self.assertEqual(len(calls[0]["buffers"]), 4 * 3 * 2)
+        tracked = [calls[c]["buffers"][4] for c in range(values.CALLS)]
+        self.assertEqual(tracked, [1.0, 2.0, 3.0, 4.0])
+
+    def test_the_program_prints_what_it_prints_without_gpuscope(self):
+        self.assertEqual(self.stdout, support.run_ok(self, "results.py", "--batchnorm", "--steps", "6").stdout)
+
+
+class Watch(unittest.TestCase):
+    """After apply's check kept the model's fixes, the mean loss of each further window of ten steps is compared
+    as the program goes (CPU losses: compared when noted; on a GPU, once copied to the host)."""
+
+    def watched(self, leaves_at):
+        result = support.run_program("watch.py", leaves_at)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return json.loads(result.stdout)
+
+    def test_a_trajectory_that_leaves_the_run_as_written_rolls_the_fixes_back(self):
+        out = self.watched(15)
+        self.assertEqual(out["rolled_back_at"], 20)  # the window of steps 11-20, complete at step 20
+        self.assertEqual(out["reason"], "changed results: the mean loss of steps 11-20 differs by 29.3 % from the run "
+                                        "as written (tolerance 5 %: bf16 keeps 8 mantissa bits)")
+
+    def test_a_trajectory_that_stays_keeps_them(self):
+        self.assertEqual(self.watched(0), {"rolled_back_at": None, "reason": None})
+
+
+class Picks(unittest.TestCase):
+    def test_the_samples_span_a_large_output_and_stay_inside_it(self):
+        import torch
+
+        count = 8 * 1024 * 50257  # a GPT-2 batch's logits: float32 cannot hold its last index
+        chosen = values.picks(count, "cpu")
+        self.assertEqual(len(chosen), values.SAMPLE)
+        self.assertEqual((chosen[0].item(), chosen[-1].item()), (0, count - 1))
+        self.assertTrue(bool((chosen[1:] > chosen[:-1]).all()))
+        self.assertEqual(values.picks(5, "cpu").tolist(), [0, 1, 2, 3, 4])
+        self.assertEqual(chosen.dtype, torch.int64)
+
+
+def run(losses=(), outputs=None, buffers=()):
+    """Values as a run notes them: one model whose calls each have one output (sum, magnitude, sample)."""
+    calls = [{"shapes": [[len(o) - 2]], "outputs": [list(o)], "buffers": list(buffers)} for o in (outputs or [])]
+    return {"losses": list(losses), "models": [calls] if calls else []}
+
+
+STRICT = (1e-3, 1e-3)
+
+
+class Compare(unittest.TestCase):
+    def test_equal_values_differ_by_nothing(self):
+        a = run([2.0, 1.5], [[1.0, 3.0, -1.0, 2.0]], [4.0, 4.0])
+        worst, beyond, words = values.compare(a, a, STRICT, STRICT)
+        self.assertEqual((worst["difference"], beyond), (0.0, None))
+        self.assertEqual(words, "the loss of steps 1-2 and the model's outputs and buffers at 1 call")
+
+    def test_losses_after_the_first_are_compared_by_the_mean_of_each_window(self):
+        ref = [2.0] + [1.0, 3.0] * 7  # 15 steps: windows 2-10 and 11-15
+        mine = [2.0] + [3.0, 1.0] * 7  # each step off by 100 % (or 67 %), the means of the windows close
+        worst, beyond, _ = values.compare(run(ref), run(mine), STRICT, (0.05, 0.05))
+        self.assertIsNone(beyond)
+        self.assertEqual(worst["where"], "the mean loss of steps 11-15")
+        self.assertAlmostEqual(worst["difference"], 0.4 / 2.2)  # means 1.8 against 2.2
+        # The loss as written moves by 2 from step to step, its mean is 2: that spread is the tolerance.
+        self.assertEqual((worst["tolerance"], worst["basis"]), (1.0, "moves"))
+
+    def test_a_trajectory_that_leaves_the_run_as_written(self):
+        ref = [2.0] + [1.0 - 0.01 * i for i in range(24)]  # falls steadily: it barely moves from step to step
+        mine = ref[:10] + [v * 1.3 for v in ref[10:]]  # from step 11 on
+        _, beyond, _ = values.compare(run(ref), run(mine), STRICT, (0.1, 0.05))
+        self.assertEqual(beyond["where"], "the mean loss of steps 11-20")
+        self.assertAlmostEqual(beyond["difference"], 0.3)
+        self.assertEqual((beyond["tolerance"], beyond["basis"]), (0.05, "fixes"))
+
+    def test_windows(self):
+        self.assertEqual(values.windows(1), [])
+        self.assertEqual(values.windows(4), [(2, 4)])
+        self.assertEqual(values.windows(11), [(2, 10)])  # a last window of one step is too short to mean anything
+        self.assertEqual(values.windows(25), [(2, 10), (11, 20), (21, 25)])
+
+    def test_the_first_call_is_held_to_the_first_tolerance(self):
+        ref = run([], [[1.0, 3.0, -1.0, 2.0], [1.0, 3.0, -1.0, 2.0]])
+        mine = run([], [[1.0, 3.0, -1.0, 2.04], [1.0, 3.0, -1.0, 2.04]])
+        _, beyond, _ = values.compare(ref, mine, STRICT, (0.05, 0.05))
+        self.assertEqual((beyond["where"], beyond["tolerance"], beyond["basis"]),
+                         ("the model's outputs at call 1", 1e-3, "start"))
+
+    def test_samples_are_relative_to_the_largest_value(self):
+        ref = run([], [[0.0, 0.0, 1000.0, 0.001]] * 2)
+        mine = run([], [[0.0, 0.0, 1000.0, 0.002]] * 2)  # a tiny value off by half of itself
+        worst, beyond, _ = values.compare(ref, mine, STRICT, STRICT)
+        self.assertIsNone(beyond)
+        self.assertAlmostEqual(worst["difference"], 1e-6)
+
+    def test_calls_that_drew_random_numbers_compare_their_shapes_only(self):
+        ref, mine = run([], [[1.0, 3.0, -1.0, 2.0]] * 2), run([], [[3.0, 3.0, 2.0, 1.0]] * 2)
+        for call in mine["models"][0]:
+            call["random"] = True
+        worst, beyond, words = values.compare(ref, mine, STRICT, STRICT)
+        self.assertEqual((worst["difference"], beyond), (0.0, None))
+        mine["models"][0][1]["shapes"] = [[3]]
+        self.assertEqual(values.compare(ref, mine, STRICT, STRICT)[1]["difference"], math.inf)
+
+    def test_nan_differs_from_a_number_but_not_from_nan(self):
+        self.assertIsNone(values.compare(run([math.nan]), run([math.nan]), STRICT, STRICT)[1])
+        self.assertEqual(values.compare(run([1.0]), run([math.nan]), STRICT, STRICT)[1]["difference"], math.inf)
+
+    def test_another_shape_differs_infinitely(self):
+        ref = run([], [[1.0, 1.0, 1.0]])
+        mine = {"losses": [], "models": [[{"shapes": [[2]], "outputs": [[1.0, 1.0, 1.0]], "buffers": []}]]}
+        self.assertEqual(values.compare(ref, mine, STRICT, STRICT)[1]["difference"], math.inf)
+
+    def test_buffers_are_relative_to_their_magnitude(self):
+        ref = run([], [[1.0, 1.0, 1.0]] * 2, buffers=[0.01, 10.0])
+        mine = run([], [[1.0, 1.0, 1.0]] * 2, buffers=[0.02, 10.0])
+        self.assertAlmostEqual(values.compare(ref, mine, STRICT, STRICT)[0]["difference"], 0.001)
+
+    def test_nothing_in_common(self):
+        worst, beyond, words = values.compare(run(), run(), STRICT, STRICT)
+        self.assertEqual((worst, beyond), (None, None))
+        self.assertIn("nothing", words)
+
+
+if __name__ == "__main__":
+    unittest.main()
