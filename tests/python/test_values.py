@@ -84,6 +84,15 @@ class Picks(unittest.TestCase):
         self.assertEqual(values.picks(5, "cpu").tolist(), [0, 1, 2, 3, 4])
         self.assertEqual(chosen.dtype, torch.int64)
 
+    def test_a_strided_output_is_sampled_in_the_order_of_its_elements(self):
+        import torch
+
+        base = torch.arange(12.0).reshape(3, 4)
+        for t in (base, base.t(), base[:, ::2], torch.tensor(5.0)):
+            stats = values._stats(t).tolist()
+            self.assertEqual(stats[:2], [t.sum().item(), t.abs().sum().item()])
+            self.assertEqual(stats[2:], t.reshape(-1).double().tolist())  # every value of a small tensor
+
 
 def run(losses=(), outputs=None, buffers=()):
     """Values as a run notes them: one model whose calls each have one output (sum, magnitude, sample)."""

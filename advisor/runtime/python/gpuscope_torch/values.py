@@ -51,7 +51,7 @@ def install(output_dir="", keep_hooks=False):
     original = torch.Tensor.backward
 
     def backward(self, *args, **kwargs):
-        if len(_losses) < LOSSES and self.numel() == 1 and self.is_floating_point():
+        if len(_losses) < LOSSES and self.numel() == 1 and self.is_floating_point() and not _capturing():
             _losses.append(self.detach().reshape(()).to(torch.float32, copy=True))
             for listen in loss_listeners:
                 listen(len(_losses))
@@ -80,7 +80,7 @@ def _post(module, args, output):
         _order.append(id(module))
         _inside.update(id(m) for m in module.modules() if m is not module)
     calls = _calls[id(module)]
-    if len(calls) < CALLS:
+    if len(calls) < CALLS and not _capturing():
         try:
             calls.append(_noted(output, module))
         except Exception as error:  # noting must never break the program
@@ -128,10 +128,17 @@ def _sums(t):
     return torch.stack(sums).double()
 
 
+def _capturing():
+    """Whether the program is capturing a CUDA graph: what would be noted then is captured into its graph, and
+    replayed at every replay of it."""
+    return torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing()
+
+
 def _stats(t):
-    """A tensor's sum, sum of magnitudes and SAMPLE values evenly spaced through it, in one float64 tensor."""
-    flat = t.reshape(-1) if t.is_contiguous() else t.contiguous().reshape(-1)
-    return torch.cat([_sums(t), flat[picks(flat.numel(), t.device)].double()])
+    """A tensor's sum, sum of magnitudes and SAMPLE values evenly spaced through it (in the order of its
+    elements, read where they lie: a strided view is not copied whole), in one float64 tensor."""
+    chosen = torch.unravel_index(picks(t.numel(), t.device), t.shape)
+    return torch.cat([_sums(t), t[chosen].double().reshape(-1)])
 
 
 def picks(count, device):
