@@ -1,6 +1,7 @@
 // gpuscope apply: runs a program with the advisor's plan applied, by the bundled runtime (CUDA C++ programs
 // that ask it, through GPUSCOPE_PLAN) and the PyTorch bridge (Python programs, with no edit), and with
 // --record measures the result in the same run.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -112,6 +113,11 @@ int runApply(const ParsedArgs& args) {
     }
     Result<int> status = runReference(command);
     if (!status) return reportError("apply", status.status());
+    if (WIFSIGNALED(*status)) {  // stopped (Ctrl-C, a scheduler's kill): the run with the plan is not started
+      std::fprintf(stderr, "gpuscope apply: the run as written ended on signal %d; the plan was not run\n",
+                   WTERMSIG(*status));
+      collector::exitLike(*status);
+    }
     reference = *status;
   }
   auto at_end = [&](int status) {
@@ -138,14 +144,17 @@ const Command& applyCommand() {
       "it could not (fixes that need the model's code changed).\n"
       "Verified by default: PROGRAM first runs as written (its output goes to a log, its input is /dev/null),\n"
       "noting the loss of its first 100 backward passes and the outputs and buffers of its models' first 4\n"
-      "calls; the run with the plan compares its own with them and prints what it compared and the largest\n"
-      "difference, and then whether the exit code is the same. Each fix states its tolerance (relative):\n"
-      "0.1 % for fixes that keep the arithmetic (fused optimizer, checkpointing, allocator), 2 % for TF32 and\n"
-      "torch.compile, 5 % for bf16 autocast, 10 % for DataLoader workers (their own random transforms).\n"
+      "calls; the run with the plan compares its own with them (the loss as the mean of each window of 10\n"
+      "steps), prints what it compared and the largest difference, and then whether the exit code is the\n"
+      "same. Each fix states its tolerance, relative, for single values / window means: 0.1 % for fixes\n"
+      "that keep the arithmetic (fused optimizer, checkpointing, allocator), 2 % for TF32 and torch.compile,\n"
+      "10 % / 5 % for bf16 autocast, 10 % for DataLoader workers; a window's mean may also differ by how far\n"
+      "the loss moves from one step to the next as written (docs/apply-results.md).\n"
       "The model's fixes are timed against the model as written in the same run, and rolled back when they\n"
-      "are slower or their results differ beyond the tolerance at the timing check (the model's 11th call;\n"
-      "GPUSCOPE_APPLY_CHECK=0: no check). --record records the run with the plan as `gpuscope record\n"
-      "--torch` would; compare with the first recording using `gpuscope diff`.",
+      "are slower or their results differ beyond the tolerance: at the timing check (the model's 11th call;\n"
+      "GPUSCOPE_APPLY_CHECK=0: no check), or, in a single process, at the first later window of 10 steps\n"
+      "whose mean loss differs. --record records the run with the plan as `gpuscope record --torch` would;\n"
+      "compare with the first recording using `gpuscope diff`.",
       kOptions,
       runApply};
   return command;

@@ -80,6 +80,13 @@ TEST(Cli, ApplyRunsTheProgramWithThePlan) {
   const std::string log = run.err.substr(at + first.size(), run.err.find(';', at) - at - first.size());
   EXPECT_EQ(testing::readFile(log), "values \nbridge\n");
   EXPECT_NE(run.err.find("gpuscope apply: exit code 4, as the run as written"), std::string::npos) << run.err;
+  // Stopped by a signal as written (Ctrl-C, a scheduler's kill): gpuscope ends the same way, the plan not run.
+  CliRun stopped = gpuscope({"apply", "--plan", dir.path("plan.json"), "--", "sh", "-c",
+                             "[ \"$GPUSCOPE_TORCH\" = values ] && kill -TERM $$; echo ran"});
+  EXPECT_EQ(stopped.status, -1);  // killed, not exited
+  EXPECT_EQ(stopped.out, "");
+  EXPECT_NE(stopped.err.find("the run as written ended on signal 15; the plan was not run"), std::string::npos)
+      << stopped.err;
   CliRun once = gpuscope({"apply", "--plan", dir.path("plan.json"), "--no-verify", "--", "sh", "-c", "exit 5"});
   EXPECT_EQ(once.status, 5);
   EXPECT_EQ(once.err.find("as written"), std::string::npos) << once.err;
