@@ -53,6 +53,17 @@ class Noted(unittest.TestCase):
         self.assertEqual(self.stdout, support.run_ok(self, "results.py", "--batchnorm", "--steps", "6").stdout)
 
 
+class Failures(unittest.TestCase):
+    def test_outputs_and_losses_that_cannot_be_noted_leave_the_program_alone(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            result = support.run_as_written("odd_outputs.py", values_out=tmp)
+        plain = support.run_ok(self, "odd_outputs.py")
+        self.assertEqual((result.returncode, result.stdout), (0, plain.stdout), result.stderr)
+        self.assertIn("gpuscope: values: the model's outputs could not be noted: RuntimeError('sealed')",
+                      result.stderr)
+        self.assertIn("gpuscope: values: noting stopped after an error: RuntimeError('no detach')", result.stderr)
+
+
 class Watch(unittest.TestCase):
     """After apply's check kept the model's fixes, the mean loss of each further window of ten steps is compared
     as the program goes (CPU losses: compared when noted; on a GPU, once copied to the host)."""

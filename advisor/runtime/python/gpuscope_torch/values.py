@@ -38,6 +38,7 @@ _inside = set()  # ids of the modules inside the models seen (a checkpointed blo
 _depth = [0]
 _hooks = []
 _keep_hooks = [False]
+_stopped = []  # the error that stopped the noting, if one did
 loss_listeners = []  # called with the number of losses noted, after each (verify.py watches them)
 
 
@@ -51,10 +52,13 @@ def install(output_dir="", keep_hooks=False):
     original = torch.Tensor.backward
 
     def backward(self, *args, **kwargs):
-        if len(_losses) < LOSSES and self.numel() == 1 and self.is_floating_point() and not _capturing():
-            _losses.append(self.detach().reshape(()).to(torch.float32, copy=True))
-            for listen in loss_listeners:
-                listen(len(_losses))
+        try:
+            if not _stopped and len(_losses) < LOSSES and self.numel() == 1 and self.is_floating_point() and not _capturing():
+                _losses.append(self.detach().reshape(()).to(torch.float32, copy=True))
+                for listen in loss_listeners:
+                    listen(len(_losses))
+        except Exception as error:  # noting must never break the program: it stops instead
+            _stop(error)
         return original(self, *args, **kwargs)
 
     torch.Tensor.backward = backward
@@ -73,6 +77,21 @@ def _post(module, args, output):
     if torch.compiler.is_compiling():
         return
     _depth[0] = max(0, _depth[0] - 1)
+    try:
+        _note_call(module, output)
+    except Exception as error:  # noting must never break the program: it stops instead
+        _stop(error)
+
+
+def _stop(error):
+    """Stops noting after an error, saying so once; what was noted so far stays."""
+    if not _stopped:
+        _stopped.append(error)
+        warn(f"values: noting stopped after an error: {error!r}")
+    remove_hooks()
+
+
+def _note_call(module, output):
     if _depth[0] or id(module) in _inside or not any(True for _ in module.parameters()):
         return  # a module inside a model, or no model (a loss, an activation called at top level)
     if id(module) not in _calls:
@@ -113,8 +132,8 @@ def _noted(output, module):
 
 def _random(module):
     """Whether the call drew random numbers: a dropout module of the model active (training, p > 0). A compiled
-    forward draws other ones than the forward as written, so its outputs then differ value by value while their
-    sums agree."""
+    forward draws other ones than the forward as written, so its outputs then differ value by value, and in
+    their sums too."""
     return any(isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.training and m.p > 0 for m in module.modules())
 
 
