@@ -102,7 +102,8 @@ int runApply(const ParsedArgs& args) {
   options.overwrite = args.has("force");
   options.torch = true;
   options.plan = plan;
-  if (args.has("record") && std::filesystem::exists(options.output) && !options.overwrite) {
+  // recordProgram refuses an existing output too, but only after the run as written: say it before that run.
+  if (args.has("record") && !args.has("no-verify") && std::filesystem::exists(options.output) && !options.overwrite) {
     return reportError("apply",
                        Status(ErrorKind::kUsage, options.output + ": already exists (use --force to overwrite)"));
   }

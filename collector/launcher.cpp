@@ -87,6 +87,13 @@ Result<std::string> bridgeFolder(const std::string& asked) {
   return dir;
 }
 
+// The bridge's folder for running command under it, or why it cannot run (no command, no bridge): what every
+// way of running a program under `gpuscope apply` checks first.
+Result<std::string> bridgeFor(const std::vector<std::string>& command, const std::string& python_dir) {
+  if (command.empty()) return Status(ErrorKind::kUsage, "no program to run (give it after --)");
+  return bridgeFolder(python_dir);
+}
+
 // In a child that could not run the program: says why and ends with the shell's code for it.
 [[noreturn]] void cannotRun(const char* who, const std::string& program) {
   const int err = errno;
@@ -215,8 +222,7 @@ std::string defaultCollectorPath() {
 }
 
 Status execWithPlan(const std::vector<std::string>& command, const std::string& plan, const std::string& python_dir) {
-  if (command.empty()) return Status(ErrorKind::kUsage, "no program to run (give it after --)");
-  Result<std::string> dir = bridgeFolder(python_dir);
+  Result<std::string> dir = bridgeFor(command, python_dir);
   if (!dir) return dir.status();
   addPythonBridge(*dir, "apply", plan);
   execCommand(command);
@@ -226,8 +232,7 @@ Status execWithPlan(const std::vector<std::string>& command, const std::string& 
 
 Result<int> runWithPlan(const std::vector<std::string>& command, const std::string& plan,
                         const std::string& python_dir) {
-  if (command.empty()) return Status(ErrorKind::kUsage, "no program to run (give it after --)");
-  Result<std::string> dir = bridgeFolder(python_dir);
+  Result<std::string> dir = bridgeFor(command, python_dir);
   if (!dir) return dir.status();
   return runChild([&] {
     addPythonBridge(*dir, "apply", plan);
@@ -238,8 +243,7 @@ Result<int> runWithPlan(const std::vector<std::string>& command, const std::stri
 
 Result<int> runAsWritten(const std::vector<std::string>& command, const std::string& values_dir, const std::string& log,
                          const std::string& python_dir) {
-  if (command.empty()) return Status(ErrorKind::kUsage, "no program to run (give it after --)");
-  Result<std::string> dir = bridgeFolder(python_dir);
+  Result<std::string> dir = bridgeFor(command, python_dir);
   if (!dir) return dir.status();
   const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (out < 0) return Status(ErrorKind::kIo, log + ": cannot write: " + std::strerror(errno));

@@ -94,13 +94,13 @@ def install(plan_path):
         _report(fix, note)
     verify.read_reference(lambda: list(_applied))
     if not _root_fixes:
-        values.let_hooks_go()
-    if _root_fixes:
-        from torch.nn.modules import module as nn_module
+        values.let_hooks_go()  # no compiled forward will be traced with them
+        return
+    from torch.nn.modules import module as nn_module
 
-        _hooks.append(nn_module.register_module_forward_pre_hook(_root_pre))
-        _hooks.append(nn_module.register_module_forward_hook(_root_post, always_call=True))
-        atexit.register(_report_never_applied)
+    _hooks.append(nn_module.register_module_forward_pre_hook(_root_pre))
+    _hooks.append(nn_module.register_module_forward_hook(_root_post, always_call=True))
+    atexit.register(_report_never_applied)
 
 
 def _wait_for_model(kind, fix):
@@ -436,7 +436,8 @@ class _Check:
         said = (f"{self.name}.forward took {self.fixed_s * 1e3:.3f} ms per call with the fixes (calls {a}-{b}) and "
                 f"{eager_s * 1e3:.3f} ms as written (calls {c}-{d}), gpuscope's module hooks "
                 f"({_hook_cost() * 1e6:.1f} us per module call) taken off")
-        changed, compared = verify.verdict([change.kind for change in self.changes])
+        kinds = [change.kind for change in self.changes]
+        changed, compared = verify.verdict(kinds)
         slower = self.fixed_s > eager_s * _SLOWER
         worse, where = _slower_on_any_rank(self.name, slower or changed is not None)
         if worse:
@@ -447,7 +448,7 @@ class _Check:
                 change.on()
             for fix in _in_force():
                 _report(fix, f"checked: {said}" + (f"; {compared}" if compared else ""))
-            verify.watch([change.kind for change in self.changes], lambda reason: _undo(self.changes, reason))
+            verify.watch(kinds, lambda reason: _undo(self.changes, reason))
         self._finish()
 
     def _give_up(self, reason):

@@ -32,7 +32,7 @@ OUTPUTS = 4  # output tensors noted per call
 BUFFERS = 256  # buffers noted per call
 
 _losses = []  # detached copies of the losses, in the order backward() was called
-_calls = {}  # id(root module) -> [(its outputs' stats as a device tensor per tensor, shapes, buffer sums)]
+_calls = {}  # id(root module) -> per call noted: (output shapes, a stats tensor per output, buffer sums, random)
 _order = []  # root modules' ids in the order of their first call
 _inside = set()  # ids of the modules inside the models seen (a checkpointed block recomputed alone is no model)
 _depth = [0]
@@ -53,7 +53,8 @@ def install(output_dir="", keep_hooks=False):
 
     def backward(self, *args, **kwargs):
         try:
-            if not _stopped and len(_losses) < LOSSES and self.numel() == 1 and self.is_floating_point() and not _capturing():
+            noted = not _stopped and len(_losses) < LOSSES and self.numel() == 1 and self.is_floating_point()
+            if noted and not _capturing():
                 _losses.append(self.detach().reshape(()).to(torch.float32, copy=True))
                 for listen in loss_listeners:
                     listen(len(_losses))

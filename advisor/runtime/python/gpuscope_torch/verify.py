@@ -8,6 +8,7 @@ of a job roll back together, which a rank cannot ask the others for without wait
 run, in one line on stderr.
 """
 
+import atexit
 import os
 import sys
 
@@ -52,8 +53,6 @@ def read_reference(applied_kinds):
     reference = values.read(os.path.join(folder, values.file_name()))
     if reference is not None:
         _reference.append(reference)
-    import atexit
-
     atexit.register(lambda: _say_at_exit(applied_kinds()))
 
 
