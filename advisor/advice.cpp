@@ -147,18 +147,6 @@ std::string predictionBasis() {
          std::string(kHostFloorBasis);
 }
 
-// Whether the PyTorch bridge saw a model: module ranges in the step's process. A trace with the bridge's
-// allocator events but no module range comes from a program whose step is a plain function over tensors;
-// without the bridge there is no telling, and a model is assumed.
-bool modelRan(const Context& c) {
-  if (c.trace.allocator.size() == 0) return true;
-  const auto& nvtx = c.trace.nvtx;
-  for (size_t r = 0; r < nvtx.size(); ++r) {
-    if (nvtx.session[r] == c.session && analysis::isModuleRange(c.trace.text(nvtx.name[r]))) return true;
-  }
-  return false;
-}
-
 // The PyTorch bridge changes a model's forward (compiles it, checkpoints its blocks, runs it under autocast):
 // these fixes need an nn.Module, the others (TF32, a fused optimizer, allocator and loader settings) do not.
 bool needsModel(const plan::Fix& fix) {
@@ -205,7 +193,7 @@ bool worseForGoal(const plan::Outcome& predicted, const plan::Outcome& measured,
 std::vector<const Finding*> choosePlan(const Context& c, std::vector<Finding>& findings, Goal goal,
                                        const plan::Outcome& measured) {
   std::vector<Finding*> chosen;
-  const bool model = c.framework != Framework::kPyTorch || modelRan(c);
+  const bool model = c.framework != Framework::kPyTorch || c.modelRan();
   for (Finding& f : findings) {
     auto applied = [&](const plan::Fix& fix) { return appliedByGpuscope(fix, c.framework, model); };
     if (f.fix.plan.empty() || !std::any_of(f.fix.plan.begin(), f.fix.plan.end(), applied)) {
@@ -235,6 +223,16 @@ std::vector<const Finding*> choosePlan(const Context& c, std::vector<Finding>& f
   return pointers();
 }
 
+// For the time goal, a fix that trades time for memory and frees under 1 % of the GPU's memory lets no larger
+// batch or model fit: a note, not a finding. (A ResNet-18 whose activations were two thirds of a 646 MiB peak drew
+// a "high" checkpointing finding that would have freed 199 MiB of an 80 GiB H100.) Unknown capacity: kept.
+bool smallMemoryTrade(const Context& c, const Finding& f) {
+  if (f.id != "activation_memory" && f.id != "optimizer_memory") return false;
+  const analysis::DeviceMemory* top = c.memory.peakDevice();
+  if (!top || top->device < 0 || static_cast<size_t>(top->device) >= c.trace.devices.size()) return false;
+  return f.gain.memory_bytes * 100 < c.trace.devices[static_cast<size_t>(top->device)].global_memory_bytes;
+}
+
 std::vector<std::string> notesOn(const Context& c) {
   std::vector<std::string> notes;
   if (c.device == analysis::kNone) notes.push_back("the trace holds no GPU work: nothing to advise on");
@@ -255,6 +253,7 @@ std::vector<std::string> notesOn(const Context& c) {
                     analysis::formatDuration(idle) + " of launch-bound idle and " +
                     analysis::formatDuration(c.host.recording_ns) + " of host work " + perStepWords(c) + " taken off");
   }
+  if (std::optional<std::string> graphs = betweenGraphsNote(c)) notes.push_back(std::move(*graphs));
   for (const std::string& w : c.stats.warnings) notes.push_back("trace: " + w);
   return notes;
 }
@@ -285,9 +284,17 @@ Advice advise(const Context& c, Goal goal) {
   a.per_step = c.step.from_iterations;
   a.measured = {c.step.time_ns, c.model.measured_peak_bytes};
   a.memory_basis = memoryBasis(c);
+  std::vector<std::string> set_aside;
   for (const Rule& rule : allRules()) {
     if (c.device == analysis::kNone) break;
-    if (std::optional<Finding> f = rule.check(c)) a.findings.push_back(std::move(*f));
+    std::optional<Finding> f = rule.check(c);
+    if (f && goal == Goal::kTime && smallMemoryTrade(c, *f)) {
+      set_aside.push_back(f->title +
+                          ": not a finding for the time goal, as it frees under 1 % of the GPU's memory "
+                          "(--goal memory reports it)");
+    } else if (f) {
+      a.findings.push_back(std::move(*f));
+    }
   }
   if (c.device != analysis::kNone) {
     std::vector<const Finding*> every;
@@ -305,6 +312,7 @@ Advice advise(const Context& c, Goal goal) {
   a.plan_predicted = chosen == every ? a.predicted : predictOutcome(c, chosen);  // the replay is not cheap
   if (chosen.empty()) a.plan_predicted = a.measured;
   a.notes = notesOn(c);
+  a.notes.insert(a.notes.end(), set_aside.begin(), set_aside.end());
   a.job = c.job;
   for (const analysis::RankStep& r : c.job.ranks) a.rank_devices.push_back(c.trace.deviceLabel(r.device));
   a.plots = plotData(c);

@@ -244,6 +244,31 @@ bool compilerMade(std::string_view name) {
 
 }  // namespace
 
+// Whether the PyTorch bridge saw a model: module ranges in the step's process. A trace with the bridge's
+// allocator events but no module range comes from a program whose step is a plain function over tensors;
+// without the bridge there is no telling, and a model is assumed.
+bool Context::modelRan() const {
+  if (trace.allocator.size() == 0) return true;
+  const auto& nvtx = trace.nvtx;
+  for (size_t r = 0; r < nvtx.size(); ++r) {
+    if (nvtx.session[r] == session && analysis::isModuleRange(trace.text(nvtx.name[r]))) return true;
+  }
+  return false;
+}
+
+// A step whose kernels are mostly a compiler's (Inductor's triton_*, XLA's fusions) or replayed from CUDA graphs
+// was fused and captured by its author's choice: the eager rest beside it (a loss, gradient clipping, the batch's
+// indexing) is not a fusion finding. A compiled GPT-2 and a reduce-overhead MLP drew wrong ones so.
+bool Context::alreadyFused() const {
+  int64_t all = 0, fused = 0;
+  for (size_t i = 0; i < trace.kernels.size(); ++i) {
+    if (!inSteps(i)) continue;
+    ++all;
+    fused += trace.kernels.graph_id[i] != analysis::kNone || compilerMade(trace.kernelName(i));
+  }
+  return all > 0 && 2 * fused >= all;
+}
+
 std::vector<const analysis::FusionPattern*> Context::chainsToFuse() const {
   auto inOptimizer = [&](size_t kernel) {
     const int32_t call = trace.kernels.launch_call[kernel];
@@ -254,8 +279,10 @@ std::vector<const analysis::FusionPattern*> Context::chainsToFuse() const {
     });
   };
   std::vector<const analysis::FusionPattern*> out;
+  if (alreadyFused()) return out;
   for (const auto& p : chains) {
     if (std::any_of(p.kernels.begin(), p.kernels.end(), compilerMade)) continue;
+    if (!p.first_occurrence.empty() && trace.kernels.graph_id[p.first_occurrence.front()] != analysis::kNone) continue;
     if (!p.first_occurrence.empty() && inOptimizer(p.first_occurrence.front())) continue;
     out.push_back(&p);
   }

@@ -61,6 +61,7 @@ struct HostWork {
   bool measured = false;                // the steps have host ranges: NVTX ranges, or the launches that open them
   int64_t step_ns = 0;                  // the step's host range
   int64_t model_ns = 0;                 // of which its forward and backward phases (without phases: the whole range)
+  bool model_is_step = false;           // no phases: model_ns is the whole range
   int64_t optimizer_ns = 0;             // of which its optimizer phase
   int64_t model_launches = 0;           // kernels launched during model_ns
   int64_t blocks_forward_ns = 0;        // the repeated blocks' forward ranges (the PyTorch bridge's module ranges)
@@ -70,6 +71,9 @@ struct HostWork {
   int64_t loading_ns = 0;               // of step_ns, in the PyTorch bridge's DataLoader ranges (the next batch)
   int64_t recording_ns = 0;   // taken off step_ns: the collector's own cost per launch (kRecordingCostPerLaunchNs)
   int64_t allocation_ns = 0;  // of step_ns, inside device allocation and free calls (cudaMalloc, cudaFree, …)
+  // Of step_ns, stretches of kHostBusyGapNs or more with no CUDA call: the host computing on its own (NumPy,
+  // copying into a staging buffer), which no CUDA graph takes away.
+  int64_t away_ns = 0;
 };
 
 struct Context {
@@ -126,9 +130,13 @@ struct Context {
   // Kernels of `device` whose launch call starts inside one of the ranges (disjoint, sorted), in order.
   std::vector<size_t> kernelsLaunchedIn(const std::vector<analysis::Interval>& ranges) const;
   // The fusable chains worth fusing by hand or with the runtime: not those holding a kernel a compiler
-  // already made (Triton, XLA: what is left unfused is its choice), nor the optimizer's own (a fused
-  // optimizer is their fix). Largest saving first.
+  // already made (Triton, XLA: what is left unfused is its choice), nor those replayed from a CUDA graph, nor
+  // the optimizer's own (a fused optimizer is their fix); none in a step alreadyFused. Largest saving first.
   std::vector<const analysis::FusionPattern*> chainsToFuse() const;
+  // Whether half the steps' kernels or more are a compiler's or replayed from CUDA graphs.
+  bool alreadyFused() const;
+  // Whether the PyTorch bridge saw a model (module ranges in the step's process); assumed without the bridge.
+  bool modelRan() const;
 };
 
 Context buildContext(const analysis::TraceData& trace);

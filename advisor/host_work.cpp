@@ -47,6 +47,29 @@ void measureSteps(const Context& c, const std::vector<Interval>& waits, bool tim
   h.between_ns /= std::max<int64_t>(1, pairs);
 }
 
+// The timed steps' stretches of kHostBusyGapNs or more in which the step's process made no CUDA call, summed.
+int64_t awayWork(const Context& c) {
+  std::vector<Interval> calls;
+  const auto& a = c.trace.api_calls;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.session[i] == c.session) calls.push_back({a.start_ns[i], a.end_ns[i]});
+  }
+  calls = analysis::mergeIntervals(std::move(calls));
+  int64_t total = 0;
+  for (const analysis::Iteration& it : c.iterations.list) {
+    if (it.warmup || !c.inTimedSteps(it.start_ns)) continue;
+    auto call = std::lower_bound(calls.begin(), calls.end(), it.start_ns,
+                                 [](const Interval& x, int64_t t) { return x.end < t; });
+    for (int64_t from = it.start_ns; from < it.end_ns; ++call) {
+      const int64_t to = call == calls.end() ? it.end_ns : std::min(call->start, it.end_ns);
+      if (to - from >= analysis::kHostBusyGapNs) total += to - from;
+      if (call == calls.end()) break;
+      from = std::max(from, call->end);
+    }
+  }
+  return total;
+}
+
 // The host's own work in the PyTorch bridge's DataLoader ranges that start in the timed steps, summed.
 int64_t loadingWork(const Context& c, const std::vector<Interval>& waits) {
   int64_t total = 0;
@@ -93,6 +116,7 @@ HostWork measureHostWork(const Context& c) {
   measureSteps(c, waits, false, annotated);
   const int64_t hooks = std::max<int64_t>(0, annotated.step_ns - h.step_ns);
   h.loading_ns = c.perTimedStep(loadingWork(c, waits));
+  h.away_ns = std::min(h.step_ns, c.perTimedStep(awayWork(c)));
   int64_t model = 0, optimizer = 0;
   for (const analysis::PhaseRange& r : c.phases) {
     if (!c.inSteps(r.start)) continue;
@@ -109,6 +133,7 @@ HostWork measureHostWork(const Context& c) {
     h.model_launches =
         c.perStep(c.phaseWork(analysis::Phase::kForward).kernels + c.phaseWork(analysis::Phase::kBackward).kernels);
   } else {  // no phases: the whole step is the model's
+    h.model_is_step = true;
     h.model_ns = h.step_ns;
     h.model_launches = c.perTimedStep(c.timeline.kernels);
   }
@@ -145,7 +170,10 @@ int64_t hostStepAfter(const Context& c, const HostChanges& what) {
   const int64_t rest = std::max<int64_t>(0, h.step_ns - h.model_ns - h.optimizer_ns);
   double model = static_cast<double>(h.model_ns);
   if (what.graphs) {
-    model = c.framework == Framework::kPyTorch ? static_cast<double>(kCompiledCallsPerStep * kCompiledCallHostNs) : 0;
+    // Without phases the model's range is the whole step, and the host's own computing in it stays.
+    const int64_t stays = h.model_is_step ? std::min(h.away_ns, h.model_ns) : 0;
+    model = static_cast<double>(stays) +
+            (c.framework == Framework::kPyTorch ? static_cast<double>(kCompiledCallsPerStep * kCompiledCallHostNs) : 0);
   } else {
     if (h.model_launches > 0) {
       model *= static_cast<double>(modelLaunchesAfter(h, what)) / static_cast<double>(h.model_launches);

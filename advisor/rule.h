@@ -49,6 +49,8 @@ std::vector<Rule> allRules();
 // (advice.cpp forecasts both), when CUDA graphs would take the difference away.
 std::optional<Finding> hostBoundAfterFixes(const Context& context, int64_t gpu_after_ns, int64_t host_after_ns,
                                            int64_t host_with_graphs_ns);
+// The launch-bound rule's word where the step already replays CUDA graphs (a note, not a finding).
+std::optional<std::string> betweenGraphsNote(const Context& context);
 
 // Shared by the rules.
 // A finding of `rule` with its fixed words, the snippet for the context's framework.

@@ -26,7 +26,8 @@ constexpr Rule kRules[] = {
     {.id = "activation_memory",
      .title = "Activations dominate peak memory",
      .reads = "memory categories at the peak and the memory model's checkpointing what-if; forward-phase GPU time",
-     .fires_when = "activations saved for backward are 40 % of the peak or more",
+     .fires_when = "activations saved for backward are 40 % of the peak or more (for the time goal: and checkpointing "
+                   "would free 1 % of the GPU's memory or more)",
      .why = "Every layer's outputs stay alive from its forward to its backward; at the peak all of them are alive.",
      .snippets = {"from torch.utils.checkpoint import checkpoint_sequential\n"
                   "out = checkpoint_sequential(model.layers, segments=SEGMENTS, input=x, use_reentrant=False)",
@@ -38,7 +39,8 @@ constexpr Rule kRules[] = {
     {.id = "optimizer_memory",
      .title = "Optimizer state dominates peak memory",
      .reads = "memory categories at the peak and the memory model's optimizer-state what-ifs",
-     .fires_when = "optimizer state is 25 % of the peak or more",
+     .fires_when = "optimizer state is 25 % of the peak or more (for the time goal: and 8-bit state would free 1 % of "
+                   "the GPU's memory or more)",
      .why = "Adam keeps two fp32 values per parameter: twice the parameters' own size, alive for the whole run.",
      .fix = "Keep the optimizer state in 8 bits, or shard it across the data-parallel GPUs.",
      .snippets = {"import bitsandbytes as bnb\noptimizer = bnb.optim.AdamW8bit(model.parameters(), lr=lr)\n"
@@ -95,6 +97,21 @@ Gain memoryGain(const Context& c, const analysis::WhatIf& w) {
   return g;
 }
 
+// A peak under half the GPU's memory runs out of nothing: a memory-for-time trade there is worth knowing (to fit a
+// larger batch or model) but is no problem of the program's, so it is reported low, and says why.
+void lowWithHeadroom(const Context& c, Finding& f) {
+  const analysis::DeviceMemory* top = c.memory.peakDevice();
+  if (!top || top->device < 0 || static_cast<size_t>(top->device) >= c.trace.devices.size()) return;
+  const int64_t capacity = c.trace.devices[static_cast<size_t>(top->device)].global_memory_bytes;
+  if (capacity <= 0 || 2 * c.model.measured_peak_bytes >= capacity) return;
+  f.severity = Severity::kLow;
+  f.evidence.push_back(
+      {"the peak is " + formatShare(static_cast<double>(c.model.measured_peak_bytes) / static_cast<double>(capacity)) +
+           " of the GPU's " + formatBytes(capacity) +
+           ": this matters to fit a larger batch or model, not to run this one",
+       {}});
+}
+
 double shareAtPeak(const Context& c, MemoryCategory category) {
   return c.shareOfPeak(c.categories.usage[static_cast<size_t>(category)].at_device_peak_bytes);
 }
@@ -148,6 +165,7 @@ std::optional<Finding> activationMemory(const Context& c) {
   }
   f.fix.plan.push_back({"checkpoint-1", "checkpoint", f.id, {{"segments", segments}}});
   setSeverity(f);
+  lowWithHeadroom(c, f);
   return f;
 }
 
@@ -170,6 +188,7 @@ std::optional<Finding> optimizerMemory(const Context& c) {
   }
   f.fix.plan.push_back({"optimizer-state-1", "optimizer", f.id, {{"setting", std::string("8bit")}}});
   setSeverity(f);
+  lowWithHeadroom(c, f);
   return f;
 }
 

@@ -15,8 +15,18 @@ namespace {
 class PhaseMap {
  public:
   PhaseMap(const TraceData& t, const Iterations& iterations)
-      : iterations_(iterations), ranges_(phaseRanges(t, iterations.session)) {}
+      : iterations_(iterations), ranges_(phaseRanges(t, iterations.session)) {
+    for (const PhaseRange& r : ranges_) {
+      if (r.phase == Phase::kBackward) with_backward_.push_back(iterationAt(r.start));
+    }
+    std::sort(with_backward_.begin(), with_backward_.end());
+  }
   bool phasesFound() const { return !ranges_.empty(); }
+  // Whether the run annotates backward passes, but not iteration i's: the PyTorch bridge removes its module
+  // hooks after a few steps (record --torch-steps), and the later steps show their forward only.
+  bool backwardUnannotated(int64_t i) const {
+    return !with_backward_.empty() && !std::binary_search(with_backward_.begin(), with_backward_.end(), i);
+  }
 
   // -1 before the first iteration, list.size() after the last.
   int64_t iterationAt(int64_t t) const {
@@ -45,7 +55,8 @@ class PhaseMap {
  private:
   static constexpr int64_t kLookBackNs = 600'000'000'000;  // ten minutes: no phase is longer
   const Iterations& iterations_;
-  std::vector<PhaseRange> ranges_;  // in start order (NVTX rows are sorted by start)
+  std::vector<PhaseRange> ranges_;      // in start order (NVTX rows are sorted by start)
+  std::vector<int64_t> with_backward_;  // iterations holding a backward range, sorted
 };
 
 MemoryCategory categoryOf(const Allocation& a, const PhaseMap& phases) {
@@ -63,7 +74,11 @@ MemoryCategory categoryOf(const Allocation& a, const PhaseMap& phases) {
       return kept || freed != Phase::kBackward || !same_iteration ? MemoryCategory::kGradients
                                                                   : MemoryCategory::kTemporaries;
     case Phase::kForward:
-      if (same_iteration && freed == Phase::kBackward) return MemoryCategory::kActivations;
+      // Where the step's backward is not annotated, what its forward made and the same step freed outside any
+      // phase was freed by the backward: activations (a checkpointed MLP's 2.8 GiB of them were "other").
+      if (same_iteration && (freed == Phase::kBackward ||
+                             (freed == Phase::kNoPhase && phases.backwardUnannotated(phases.iterationAt(a.free_ns)))))
+        return MemoryCategory::kActivations;
       if (same_iteration && freed == Phase::kForward) return MemoryCategory::kTemporaries;
       return MemoryCategory::kOther;
     default: return kept ? MemoryCategory::kOther : MemoryCategory::kTemporaries;

@@ -59,7 +59,7 @@ TEST(HostWork, MeasuredFromTheStepAndPhaseRanges) {
 TEST(HostWork, PredictsTheHostBoundStepAfterTheFixes) {
   const auto t = contextOf("pytorch_loop_naive_rerun.gpuscope");
   ASSERT_TRUE(t->context);
-  const Advice a = advise(*t->context);
+  const Advice a = advise(*t->context, Goal::kBoth);  // that run applied checkpointing too
   const Finding* ahead = a.find("launch_bound");
   ASSERT_TRUE(ahead);
   EXPECT_TRUE(ahead->gain.host_side);
