@@ -311,16 +311,19 @@ bool isSoftmax(const Context& c, size_t kernel, bool backward) {
          bwd == backward;
 }
 
-// Looks from position `from` in direction `step` (±1) for a GEMM within `reach` kernels, past only memory-bound
-// kernels and copies; returns its position or -1.
+// Looks from position `from` in direction `step` (±1) for a GEMM within `reach` kernels, past only elementwise
+// kernels and copies (attention's scale, mask, dropout and casts); returns its position or -1. A reduction or a
+// normalisation in between is a classifier's softmax, read by a max or a loss, not attention's.
 int64_t gemmNear(const Context& c, const std::vector<size_t>& list, int64_t from, int step, int reach) {
   for (int64_t p = from + step, n = 0; p >= 0 && p < static_cast<int64_t>(list.size()) && n < reach; p += step, ++n) {
     const auto& kind = c.kindOf(list[static_cast<size_t>(p)]);
     if (kind.cls == KernelClass::kGemm) return p;
-    if (!kind.memoryBound() && kind.cls != KernelClass::kCopy) return -1;
+    if (kind.cls != KernelClass::kElementwise && kind.cls != KernelClass::kCopy) return -1;
   }
   return -1;
 }
+
+constexpr int kAttentionReach = 8;
 
 std::optional<Finding> unfusedAttention(const Context& c) {
   KernelSet removable, softmaxes;
@@ -329,7 +332,10 @@ std::optional<Finding> unfusedAttention(const Context& c) {
       const size_t k = list[static_cast<size_t>(p)];
       if (isSoftmax(c, k, true)) removable.add(c, k);
       if (!isSoftmax(c, k, false)) continue;
-      const int64_t before = gemmNear(c, list, p, -1, 4), after = gemmNear(c, list, p, +1, 3);
+      // nanoGPT's attention under autocast runs scale, mask, masked_fill and a cast to fp32 before the softmax,
+      // dropout and two casts after it: up to 8 memory-bound kernels either side.
+      const int64_t before = gemmNear(c, list, p, -1, kAttentionReach),
+                    after = gemmNear(c, list, p, +1, kAttentionReach);
       if (before < 0 || after < 0) continue;
       softmaxes.add(c, k);
       for (int64_t q = before + 1; q < after; ++q) removable.add(c, list[static_cast<size_t>(q)]);

@@ -404,6 +404,40 @@ TEST(Advisor, HtmlRendersOfflineInHeadlessChromium) {
 
 // Until a real multi-rank trace exists (issue #9), a built one: NCCL kernels after the compute of each step,
 // or on their own stream under it.
+// Six steps of one kernel sequence each, 100 us apart, kernels of 5 us back to back.
+Advice adviceOnSequence(const std::vector<std::string>& kernels) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("sequence.gpuscope"));
+  for (int step = 0; step < 6; ++step) {
+    const int64_t t = step * 100'000;
+    b.nvtx("step", t, t + 90'000);
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const int64_t start = t + 1'000 + static_cast<int64_t>(i) * 5'000;
+      b.kernel(kernels[i], start, start + 5'000, 7, start - 500);
+    }
+  }
+  EXPECT_TRUE(b.finish());
+  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("sequence.gpuscope"));
+  EXPECT_TRUE(trace);
+  return trace ? advise(buildContext(*trace)) : Advice{};
+}
+
+// nanoGPT's hand-written attention under autocast: scale, mask, masked_fill and a cast before the softmax,
+// dropout and two casts after it, between the two GEMMs (as recorded for bench/corpus/pt_manual_attention).
+// A classifier's softmax read by a max and a min before the next layer's GEMM is no attention.
+TEST(Advisor, WrittenOutAttentionIsFoundPastItsCastsAndMasks) {
+  const std::string gemm = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT";
+  const std::string mul = "void at::native::vectorized_elementwise_kernel<8, at::native::AUnaryFunctor<c10::BFloat16>>";
+  const std::string copy = "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda>";
+  const std::string softmax = "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false, false>";
+  const std::string dropout = "void at::native::fused_dropout_kernel_vec<float, float, unsigned int, 1, 4, bool>";
+  const std::string reduce = "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, MaxOps<float>>>";
+  const Advice attention = adviceOnSequence({gemm, mul, mul, mul, copy, softmax, dropout, copy, copy, gemm});
+  EXPECT_TRUE(attention.find("unfused_attention"));
+  const Advice classifier = adviceOnSequence({gemm, softmax, reduce, reduce, mul, gemm});
+  EXPECT_FALSE(classifier.find("unfused_attention"));
+}
+
 Advice adviceOnBuiltSteps(bool overlapped) {
   TempDir dir;
   testing::TraceBuilder b(dir.path("ranks.gpuscope"));
