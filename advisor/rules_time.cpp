@@ -4,6 +4,7 @@
 
 #include "advisor/host_work.h"
 #include "advisor/rule.h"
+#include "analyzer/duration_stats.h"
 #include "analyzer/units.h"
 
 namespace gpuscope::advisor {
@@ -86,7 +87,8 @@ constexpr Rule kRules[] = {
      .title = "The GPU waits for the next batch between steps",
      .reads = "iterations: GPU activity and CUDA calls between one steady step and the next; inside the steps, the "
               "GPU activity in the PyTorch bridge's DataLoader ranges",
-     .fires_when = "the GPU idles between steps, or inside them while the DataLoader hands out the next batch, for "
+     .fires_when = "the GPU idles between steps, or inside them while the DataLoader hands out the next batch (or, in "
+                   "steps no NVTX range marks, while the host works outside CUDA for 1 ms or more at a time), for "
                    "10 % of the iteration or more",
      .why = "Preparing a batch on the training loop's own thread serialises it with the GPU's work: neither runs while "
             "the other does.",
@@ -307,11 +309,50 @@ LoaderWait loaderWait(const Context& c) {
   return wait;
 }
 
+// Steps found from their kernels or syncs run from one step's first launch to the next one's, so the host's work
+// between them (a batch made with NumPy) falls inside a step, where the GPU idles through stretches of 1 ms or more
+// in which the host made no CUDA call. With NVTX steps that work is between them, in the gap between steps. The
+// median step's longest such stretch: a habit of every step, not a few hiccups (a jitted JAX step fed on the
+// device had 1 ms gaps in a few of its steps, and none in the median one).
+int64_t hostAwayInSteps(const Context& c) {
+  if (c.iterations.source == analysis::IterationSource::kNvtx || c.step.timed_windows.empty()) return 0;
+  std::vector<Interval> calls;
+  const auto& a = c.trace.api_calls;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.session[i] == c.session) calls.push_back({a.start_ns[i], a.end_ns[i]});
+  }
+  calls = analysis::mergeIntervals(std::move(calls));
+  std::vector<int64_t> per_step;
+  for (const analysis::Iteration& it : c.iterations.list) {
+    if (it.warmup || !c.inTimedSteps(it.start_ns)) continue;
+    const Interval w{it.start_ns, std::max(it.end_ns, it.gpu_end_ns)};
+    std::vector<Interval> away;
+    int64_t from = w.start;
+    auto call =
+        std::lower_bound(calls.begin(), calls.end(), w.start, [](const Interval& x, int64_t t) { return x.end < t; });
+    for (; from < w.end; ++call) {
+      const int64_t to = call == calls.end() ? w.end : std::min(call->start, w.end);
+      if (to - from >= analysis::kHostBusyGapNs) away.push_back({from, to});
+      if (call == calls.end()) break;
+      from = std::max(from, call->end);
+    }
+    // The longest stretch: a batch is made in one, while eager per-op dispatch leaves many short ones (an
+    // unjitted JAX step's 5 ms a step of them was no input pipeline).
+    int64_t longest = 0;
+    for (const Interval& i : away) {
+      longest = std::max(longest, i.end - i.start - analysis::overlapLength(c.activity.busy, i.start, i.end));
+    }
+    per_step.push_back(longest);
+  }
+  return analysis::summarize(per_step).median;
+}
+
 std::optional<Finding> inputPipeline(const Context& c) {
   if (c.device == analysis::kNone) return std::nullopt;
   const int64_t between = c.step.between.empty() ? 0 : c.idleBetweenStepsNs();
   const LoaderWait loader = loaderWait(c);
-  const int64_t per_gap = between + loader.idle_ns;
+  const int64_t away = hostAwayInSteps(c);
+  const int64_t per_gap = between + loader.idle_ns + away;
   if (c.shareOfStep(per_gap) < 0.10) return std::nullopt;
   Finding f = startFinding(c, kRules[2]);
   f.title = "The GPU waits " + formatDuration(per_gap) + " per step for the next batch";
@@ -327,6 +368,13 @@ std::optional<Finding> inputPipeline(const Context& c) {
                               formatShare(gaps ? static_cast<double>(api) / gaps : 0.0) +
                               " of those gaps in CUDA calls: the rest is its own work",
                           {{"time_range", "between steps", c.step.between.front().start, c.step.between.front().end}}});
+  }
+  if (away > 0) {
+    f.evidence.push_back({"GPU idle while the host worked outside CUDA for 1 ms or more at a time: " +
+                              formatDuration(away) + " per step (" + formatShare(c.shareOfStep(away)) +
+                              "); no NVTX range marks the steps, so the next batch's preparation cannot be told "
+                              "from the host's other work",
+                          {stepRef(c)}});
   }
   if (loader.idle_ns > 0) {
     f.evidence.push_back(
