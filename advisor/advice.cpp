@@ -261,7 +261,7 @@ std::vector<std::string> notesOn(const Context& c) {
   return notes;
 }
 
-// With PyTorch's allocator events the peak counts tensors; the caching allocator held more from CUDA.
+// With the allocator's own events (PyTorch's, CuPy's) the peak counts what was in use; the pool held more.
 std::string memoryBasis(const Context& c) {
   if (c.preallocated_bytes > 0) {
     return "reserved from CUDA, of which XLA's allocator took " + analysis::formatBytes(c.preallocated_bytes) +
@@ -269,10 +269,11 @@ std::string memoryBasis(const Context& c) {
   }
   const analysis::DeviceMemory* top = c.memory.peakDevice();
   if (!c.memory.hasTensors() || !top) return "peak device memory";
-  if (top->cuda_peak_bytes == 0)
-    return "peak of PyTorch's tensors (what its caching allocator reserved is not in the trace)";
-  return "peak of PyTorch's tensors (the caching allocator reserved " + analysis::formatBytes(top->cuda_peak_bytes) +
-         " from CUDA)";
+  const bool cupy = c.framework == Framework::kCuPy;  // its bridge's events: the memory pool's blocks
+  const std::string what = cupy ? "peak of CuPy's arrays" : "peak of PyTorch's tensors";
+  const std::string pool = cupy ? "the memory pool" : "the caching allocator";
+  if (top->cuda_peak_bytes == 0) return what + " (what " + pool + " reserved is not in the trace)";
+  return what + " (" + pool + " reserved " + analysis::formatBytes(top->cuda_peak_bytes) + " from CUDA)";
 }
 
 }  // namespace

@@ -217,10 +217,11 @@ std::optional<Finding> memoryLeak(const Context& c) {
   return f;
 }
 
-// PyTorch's caching allocator is a pool too: it reserves segments with cudaMalloc and hands tensors out of
-// them. With its own events in the trace (record --torch, import), what it reserved at its peak against its
-// tensors' peak is what it held and never needed at once: segments whose freed blocks did not fit the sizes
-// asked for next. Some slack is the cache doing its job, so it takes a quarter of the reservation and 512 MiB.
+// PyTorch's caching allocator (and CuPy's memory pool, with gpuscope's CuPy bridge) is a pool too: it reserves
+// segments with cudaMalloc and hands tensors out of them. With its own events in the trace (record --torch, import),
+// what it reserved at its peak against its tensors' peak is what it held and never needed at once: segments whose freed
+// blocks did not fit the sizes asked for next. Some slack is the cache doing its job, so it takes a quarter of the
+// reservation and 512 MiB.
 std::optional<Finding> cachingAllocatorFragmentation(const Context& c) {
   const analysis::DeviceMemory* top = c.memory.peakDevice();
   if (!c.memory.hasTensors() || !top || top->cuda_peak_bytes == 0) return std::nullopt;
@@ -236,27 +237,41 @@ std::optional<Finding> cachingAllocatorFragmentation(const Context& c) {
     segments += allocation, freed += !allocation;
     if (allocation) sizes.insert(m.bytes[i]);
   }
+  // CuPy's pool (its bridge's events) keeps every block it got and never merges them: the same measure.
+  const bool cupy = c.framework == Framework::kCuPy;
+  const std::string pool = cupy ? "CuPy's memory pool" : "PyTorch's caching allocator";
+  const std::string blocks = cupy ? "arrays" : "tensors";
   Finding f = startFinding(c, kRules[3]);
-  f.title = "PyTorch's caching allocator holds " + formatBytes(slack) + " more than its tensors ever need";
-  f.summary = "The caching allocator reserved " + formatBytes(reserved) + " from CUDA while its tensors peaked at " +
-              formatBytes(used) + ": freed blocks that did not fit the sizes asked for next stayed reserved.";
-  f.evidence.push_back({"reserved at most " + formatBytes(reserved) + " (CUDA's allocations), tensors at most " +
+  f.title = pool + " holds " + formatBytes(slack) + " more than its " + blocks + " ever need";
+  f.summary = "The " + std::string(cupy ? "pool" : "caching allocator") + " reserved " + formatBytes(reserved) +
+              " from CUDA while its " + blocks + " peaked at " + formatBytes(used) +
+              ": freed blocks that did not fit the sizes asked for next stayed reserved.";
+  f.evidence.push_back({"reserved at most " + formatBytes(reserved) + " (CUDA's allocations), " + blocks + " at most " +
                             formatBytes(used) + " (the allocator's own events): " + formatBytes(slack) +
                             " never in use at once (" +
                             formatShare(static_cast<double>(slack) / static_cast<double>(reserved)) + ")",
-                        {{"time_range", "peak of the tensors", top->peak_ns, top->peak_ns}}});
+                        {{"time_range", "peak in use", top->peak_ns, top->peak_ns}}});
   f.evidence.push_back({formatCount(segments) + " segments from cudaMalloc in " + formatCount(sizes.size()) +
-                            " different sizes, " + formatCount(freed) +
-                            " of them given back (empty_cache or an "
-                            "out-of-memory retry)",
+                            " different sizes, " + formatCount(freed) + " of them given back (" +
+                            (cupy ? "free_all_blocks" : "empty_cache or an out-of-memory retry") + ")",
                         {}});
   f.gain.memory_bytes = slack;
   f.gain.share_of_peak = static_cast<double>(slack) / static_cast<double>(reserved);
-  f.gain.basis =
-      "the allocator's reservation at its peak less its tensors' peak (CUDA's records and PyTorch's allocator "
-      "events): with expandable segments it maps freed pages to the sizes asked for instead of holding "
-      "whole segments, and holds about the tensors' peak";
-  f.fix.plan.push_back({"allocator-1", "allocator", f.id, {{"setting", std::string("expandable_segments:True")}}});
+  if (cupy) {
+    f.gain.basis =
+        "the pool's reservation at its peak less its arrays' peak (CUDA's records and the pool's events from "
+        "gpuscope's CuPy bridge): with the pool's free blocks given back between phases, or CUDA's stream-ordered "
+        "pool (cupy.cuda.MemoryAsyncPool), which reuses freed memory for any size, it holds about the arrays' peak";
+    f.fix.summary =
+        "Give the pool's free blocks back between phases of different sizes (free_all_blocks), cap the pool "
+        "(set_limit), or let CUDA's stream-ordered pool serve the arrays (cupy.cuda.MemoryAsyncPool).";
+  } else {
+    f.gain.basis =
+        "the allocator's reservation at its peak less its tensors' peak (CUDA's records and PyTorch's allocator "
+        "events): with expandable segments it maps freed pages to the sizes asked for instead of holding "
+        "whole segments, and holds about the tensors' peak";
+    f.fix.plan.push_back({"allocator-1", "allocator", f.id, {{"setting", std::string("expandable_segments:True")}}});
+  }
   setSeverity(f);
   return f;
 }

@@ -244,7 +244,8 @@ std::string creatorOf(const TraceData& trace, const Allocation& a) {
   auto in = [&](int32_t range) {
     return range == kNone ? "" : " in NVTX range '" + trace.text(trace.nvtx.name[range]) + "'";
   };
-  if (a.tensor) return "a PyTorch tensor" + in(innermostRange(trace, a.session, kAnyThread, a.alloc_ns));
+  if (a.tensor)
+    return "a block the allocator handed out" + in(innermostRange(trace, a.session, kAnyThread, a.alloc_ns));
   if (a.call == kNone) return "an allocation CUDA made itself (no API call recorded)";
   const ApiTable& api = trace.api_calls;
   return trace.text(api.name[a.call]) +

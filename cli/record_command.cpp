@@ -25,6 +25,9 @@ constexpr OptionSpec kOptions[] = {
     {"torch", 0, "",
      "PyTorch programs: NVTX ranges for every module's forward and backward and the optimizer step, and the "
      "caching allocator's events, with no change to the script"},
+    {"cupy", 0, "",
+     "CuPy programs: what CuPy's memory pool hands out and takes back (its memory hooks), beside what it reserves "
+     "from CUDA, with no change to the script"},
     {"torch-steps", 0, "N",
      "with --torch: annotate the first N steps with module ranges (default 5), then remove the hooks so the "
      "later steps run at the program's own speed and give the timings; 'all' keeps them for every step"},
@@ -89,6 +92,7 @@ int runRecord(const ParsedArgs& args) {
   options.duration_s = *duration;
   options.capture_range = args.get("capture-range").value_or("");
   options.torch = args.has("torch");
+  options.cupy = args.has("cupy");
   if (const auto steps = args.get("torch-steps")) {
     if (!options.torch) return reportError("record", Status(ErrorKind::kUsage, "--torch-steps goes with --torch"));
     if (*steps != "all" && (steps->empty() || steps->size() > 9 ||
@@ -138,7 +142,9 @@ const Command& recordCommand() {
       "optimizer step as NVTX ranges (\"GPT2LMHeadModel.transformer.h.0.attn (forward)\") and the caching\n"
       "allocator's tensor-level events with the roles of parameters, gradients and optimizer state. Only the\n"
       "first --torch-steps steps (default 5) get module ranges; the hooks are then removed, and the advisor\n"
-      "takes its timings from the steps after, which run at the program's own speed.\n"
+      "takes its timings from the steps after, which run at the program's own speed. --cupy adds, for CuPy\n"
+      "programs, the blocks CuPy's memory pool hands out and takes back (on the thread that imports cupy),\n"
+      "so that memory in use is told from what the pool reserves.\n"
       "GPUSCOPE_DISABLE=1 in the environment turns the collector off.",
       kOptions,
       runRecord};

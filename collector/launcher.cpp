@@ -67,10 +67,14 @@ void execCommand(const std::vector<std::string>& command) {
 
 // PYTHONPATH with the bridge's bootstrap (its sitecustomize) and package first, the program's own after;
 // modes: "record", "apply", "values" (the run as written of `gpuscope apply`) or "record,apply".
-void addPythonBridge(const std::string& python_dir, const char* modes, const std::string& plan) {
+void addPythonPath(const std::string& python_dir) {
   std::string path = python_dir + "/bootstrap:" + python_dir;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += std::string(":") + old;
   setenv("PYTHONPATH", path.c_str(), 1);
+}
+
+void addPythonBridge(const std::string& python_dir, const char* modes, const std::string& plan) {
+  addPythonPath(python_dir);
   setenv("GPUSCOPE_TORCH", modes, 1);
   if (!plan.empty()) setenv("GPUSCOPE_PLAN", plan.c_str(), 1);
 }
@@ -138,6 +142,10 @@ Result<int> runChild(const std::function<void()>& start_program) {
   if (options.torch) {
     addPythonBridge(options.python_dir, options.plan.empty() ? "record" : "record,apply", options.plan);
     if (!options.torch_steps.empty()) setenv("GPUSCOPE_TORCH_STEPS", options.torch_steps.c_str(), 1);
+  }
+  if (options.cupy) {
+    if (!options.torch) addPythonPath(options.python_dir);
+    setenv("GPUSCOPE_CUPY", "record", 1);
   }
   execCommand(options.command);
   cannotRun("record", options.command.front());
@@ -296,11 +304,11 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
   }
   RecordOptions run = options;
   run.collector_path = fs::absolute(collector).string();
-  if (run.torch || !run.plan.empty()) {
+  if (run.torch || run.cupy || !run.plan.empty()) {
     Result<std::string> dir = bridgeFolder(run.python_dir);
     if (!dir) return dir.status();
     run.python_dir = *dir;
-    run.torch = true;
+    run.torch = run.torch || !run.plan.empty();
   }
   Result<std::string> parts = makePartsDir(options.output);
   if (!parts) return parts.status();
@@ -319,7 +327,7 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
     return outcome;
   }
   Result<MergeOptions> merge = windowsFor(options, files, start_ns);
-  if (merge && run.torch) merge->torch_memory_dir = *parts;
+  if (merge && (run.torch || run.cupy)) merge->torch_memory_dir = *parts;
   Status merged = merge ? mergeTraces(files, options.output, *merge) : merge.status();
   if (!merged) {
     outcome.problem = merged.message() + "; the per-process traces are kept in " + *parts;

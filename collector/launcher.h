@@ -27,6 +27,8 @@ struct RecordOptions {
   // How many steps the bridge annotates with module ranges before it removes its hooks, so that the steps
   // after run at the program's own speed ("all": every step); empty: the bridge's default.
   std::string torch_steps;
+  // CuPy programs: the same bridge's CuPy part, which records what CuPy's memory pool hands out.
+  bool cupy = false;
   std::string python_dir;  // the bridge's folder; empty: found next to the running gpuscope
   // `gpuscope apply --record`: the plan.json the program runs with (GPUSCOPE_PLAN, read by the bundled
   // runtime and by the PyTorch bridge, which this puts on the path as with torch).

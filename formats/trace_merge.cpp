@@ -160,13 +160,16 @@ void keepInWindows(TorchMemory& memory, int64_t clock_offset_ns, const WindowFil
   memory.role_names = std::move(names);
 }
 
-// The PyTorch bridge's allocator events of each process (torch-<pid>.json in dir), added to its session. A
-// file that cannot be read is said in data_quality; the rest of the trace is kept.
+// The Python bridge's allocator events of each process (torch-<pid>.json from PyTorch's caching allocator,
+// cupy-<pid>.json from CuPy's memory pool, in dir), added to its session. A file that cannot be read is said in
+// data_quality; the rest of the trace is kept.
 Status addTorchMemory(TraceReader& in, TraceWriter& out, const IdMaps& maps, const MergeOptions& options) {
   const std::string& dir = options.torch_memory_dir;
   for (const auto& [old_session, new_session] : maps.sessions) {
-    const std::string path = dir + "/torch-" + std::to_string(maps.pids.at(new_session)) + ".json";
+    const std::string pid = std::to_string(maps.pids.at(new_session));
     std::error_code ec;
+    std::string path = dir + "/torch-" + pid + ".json";
+    if (!std::filesystem::exists(path, ec)) path = dir + "/cupy-" + pid + ".json";
     if (!std::filesystem::exists(path, ec)) continue;
     Result<TorchMemory> memory = readTorchMemory(path);
     if (!memory) {

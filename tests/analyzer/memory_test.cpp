@@ -120,7 +120,7 @@ TEST(Memory, TorchBridgeTracesAreMeasuredByTensors) {
     return x.at_peak_bytes > y.at_peak_bytes;
   }));
   const Allocation& first_live = a.memory.allocations[static_cast<size_t>(d.live_at_peak.front())];
-  EXPECT_EQ(creatorOf(a.trace, first_live).rfind("a PyTorch tensor", 0), 0u) << creatorOf(a.trace, first_live);
+  EXPECT_EQ(creatorOf(a.trace, first_live).rfind("a block the allocator handed out", 0), 0u) << creatorOf(a.trace, first_live);
 }
 
 // Replaying the recorded tensors: with no change the replay is the recorded peak exactly; checkpointing the

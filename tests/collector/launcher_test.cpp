@@ -172,6 +172,34 @@ TEST_F(LauncherRun, TorchBridgeFailuresLeaveThePythonProgramAlone) {
   EXPECT_NE(f.err.find("gpuscope: PyTorch bridge not installed"), std::string::npos) << f.err;
 }
 
+// --cupy: the same bootstrap on the path, the CuPy part asked for, the PyTorch part not.
+TEST_F(LauncherRun, CupyPutsTheBridgeOnThePythonPath) {
+  TempDir dir;
+  Finished f = runGpuscope({"record", "--cupy", "-o", dir.path("t.gpuscope"), "--", "sh", "-c",
+                            "echo \"$GPUSCOPE_CUPY\"; echo \"[$GPUSCOPE_TORCH]\"; echo \"$PYTHONPATH\""},
+                           dir);
+  ASSERT_TRUE(WIFEXITED(f.wait_status)) << f.err;
+  const std::string bridge = std::filesystem::weakly_canonical(testing::binDir() + "/../share/gpuscope/python");
+  EXPECT_EQ(f.out, "record\n[]\n" + bridge + "/bootstrap:" + bridge + "\n");
+}
+
+// A "cupy" that is not CuPy (no memory hooks): the bridge says it is not installed, the program runs as ever.
+TEST_F(LauncherRun, CupyBridgeFailuresLeaveThePythonProgramAlone) {
+  if (std::system("python3 -c pass 2>/dev/null") != 0) GTEST_SKIP() << "no python3";
+  TempDir dir;
+  std::filesystem::create_directories(dir.path("site/cupy"));
+  testing::writeFile(dir.path("site/cupy/__init__.py"), "VALUE = 7\n");
+  setenv("PYTHONPATH", dir.path("site").c_str(), 1);
+  Finished f = runGpuscope({"record", "--cupy", "-o", dir.path("t.gpuscope"), "--", "python3", "-c",
+                            "import cupy; print(cupy.VALUE); raise SystemExit(3)"},
+                           dir);
+  unsetenv("PYTHONPATH");
+  ASSERT_TRUE(WIFEXITED(f.wait_status)) << f.err;
+  EXPECT_EQ(WEXITSTATUS(f.wait_status), 3);
+  EXPECT_EQ(f.out, "7\n");
+  EXPECT_NE(f.err.find("gpuscope: CuPy bridge not installed"), std::string::npos) << f.err;
+}
+
 TEST_F(LauncherRun, TorchWithoutTheBridgeIsAClearError) {
   TempDir dir;
   setenv("GPUSCOPE_PYTHON_DIR", dir.path("nowhere").c_str(), 1);

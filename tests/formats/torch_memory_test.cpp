@@ -286,6 +286,36 @@ TEST(TorchMemory, MergeAddsTheBridgeEventsToTheirProcess) {
   EXPECT_TRUE(said_full);
 }
 
+// record --cupy: the CuPy bridge's cupy-<pid>.json (CuPy's pool events in a snapshot's shape) joins its process.
+TEST(TorchMemory, MergeAddsTheCupyPoolEventsToTheirProcess) {
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::writeSampleTrace(dir.path("part.gpuscope")));
+  Result<TraceReader> part = TraceReader::open(dir.path("part.gpuscope"));
+  ASSERT_TRUE(part);
+  const int64_t pid = (*part->readAll<schema::SessionRow>()).front().pid;
+  // As gpuscope_cupy writes them: a block asked of CUDA, handed out, given back, handed out again.
+  const nlohmann::json snapshot = {
+      {"device_traces",
+       {{{{"action", "segment_alloc"}, {"addr", 1 << 20}, {"size", 1 << 20}, {"time_us", 1700000000000001}},
+         {{"action", "alloc"}, {"addr", 1 << 20}, {"size", 1 << 20}, {"time_us", 1700000000000002}},
+         {{"action", "free_completed"}, {"addr", 1 << 20}, {"size", 1 << 20}, {"time_us", 1700000000000003}},
+         {{"action", "alloc"}, {"addr", 1 << 20}, {"size", 1 << 20}, {"time_us", 1700000000000004}}}}},
+      {"gpuscope", {{"version", 1}, {"pid", pid}, {"allocator", "cupy"}, {"wrapped", false}}}};
+  testing::writeFile(dir.path("cupy-" + std::to_string(pid) + ".json"), snapshot.dump());
+  MergeOptions options;
+  options.torch_memory_dir = dir.path("");
+  ASSERT_TRUE(mergeTraces({dir.path("part.gpuscope")}, dir.path("merged.gpuscope"), options));
+  Result<TraceReader> merged = TraceReader::open(dir.path("merged.gpuscope"));
+  ASSERT_TRUE(merged);
+  Result<std::vector<schema::AllocatorEventRow>> events = merged->readAll<schema::AllocatorEventRow>();
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 4u);
+  EXPECT_EQ((*events)[0].action, schema::AllocatorAction::kSegmentAlloc);
+  EXPECT_EQ((*events)[2].action, schema::AllocatorAction::kFreeCompleted);
+  EXPECT_EQ((*events)[3].timestamp_ns, 1700000000000004000);
+  EXPECT_EQ((*events)[3].session_id, 1);
+}
+
 // record --delay/--duration keep the allocator's events and the roles inside the window, as CUDA's.
 TEST(TorchMemory, MergeWindowsKeepOnlyTheEventsInside) {
   testing::TempDir dir;

@@ -1,5 +1,6 @@
-"""Put first on PYTHONPATH by `gpuscope record --torch`: arms gpuscope's PyTorch bridge for the moment torch
-is imported, with no change to the program, then runs the sitecustomize module this one shadows, if any."""
+"""Put first on PYTHONPATH by `gpuscope record --torch` (or --cupy) and `gpuscope apply`: arms gpuscope's PyTorch
+bridge for the moment torch is imported (its CuPy bridge for cupy), with no change to the program, then runs the
+sitecustomize module this one shadows, if any."""
 
 import importlib
 import importlib.abc
@@ -10,23 +11,38 @@ import sys
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-class _AfterTorchImport(importlib.abc.MetaPathFinder):
-    """Finds torch like the path finder does, and installs the bridge once torch's own import has run."""
+def _install_torch_bridge():
+    import gpuscope_torch
+
+    gpuscope_torch.install_from_environment()
+
+
+def _install_cupy_bridge():
+    import gpuscope_cupy
+
+    gpuscope_cupy.install_from_environment()
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Finds a module like the path finder does, and installs a bridge once the module's own import has run."""
+
+    def __init__(self, module, install, what):
+        self._module, self._install, self._what = module, install, what
 
     def find_spec(self, name, path=None, target=None):
-        if name != "torch":
+        if name != self._module:
             return None
-        sys.meta_path.remove(self)  # once is enough; later imports of torch come from sys.modules
+        sys.meta_path.remove(self)  # once is enough; later imports come from sys.modules
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = _InstallingLoader(spec.loader)
+        spec.loader = _InstallingLoader(spec.loader, self._install, self._what)
         return spec
 
 
 class _InstallingLoader(importlib.abc.Loader):
-    def __init__(self, inner):
-        self._inner = inner
+    def __init__(self, inner, install, what):
+        self._inner, self._install, self._what = inner, install, what
 
     def create_module(self, spec):
         return self._inner.create_module(spec)
@@ -34,11 +50,9 @@ class _InstallingLoader(importlib.abc.Loader):
     def exec_module(self, module):
         self._inner.exec_module(module)
         try:
-            import gpuscope_torch
-
-            gpuscope_torch.install_from_environment()
+            self._install()
         except Exception as error:  # the program must run on whatever happens to the bridge
-            sys.stderr.write(f"gpuscope: PyTorch bridge not installed: {error!r}\n")
+            sys.stderr.write(f"gpuscope: {self._what} bridge not installed: {error!r}\n")
 
     def __getattr__(self, name):  # get_resource_reader, is_package, … as the real loader has them
         return getattr(self._inner, name)
@@ -61,10 +75,18 @@ def _run_shadowed_sitecustomize():
             sys.modules["sitecustomize"] = ours
 
 
-if "torch" in sys.modules:  # imported already (by a .pth file): install now
-    import gpuscope_torch
+def _arm(module, install, what):
+    if module in sys.modules:  # imported already (by a .pth file): install now
+        try:
+            install()
+        except Exception as error:
+            sys.stderr.write(f"gpuscope: {what} bridge not installed: {error!r}\n")
+    else:
+        sys.meta_path.insert(0, _AfterImport(module, install, what))
 
-    gpuscope_torch.install_from_environment()
-else:
-    sys.meta_path.insert(0, _AfterTorchImport())
+
+if os.environ.get("GPUSCOPE_TORCH"):
+    _arm("torch", _install_torch_bridge, "PyTorch")
+if os.environ.get("GPUSCOPE_CUPY"):
+    _arm("cupy", _install_cupy_bridge, "CuPy")
 _run_shadowed_sitecustomize()
