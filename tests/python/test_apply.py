@@ -171,6 +171,25 @@ class FirstCallAsWritten(PlanCase):
         self.assertIn("applied: each forward of Probe runs under torch.autocast(bfloat16)", lines[1])
 
 
+class ScriptCheckpointsItself(PlanCase):
+    def test_a_recomputed_block_gets_no_autocast_of_its_own(self):
+        """The script's own checkpointing recomputes each block in the backward pass, at top level: the bridge
+        must not take that for a model's call and enter autocast there (PyTorch restores the forward's autocast
+        state itself). It did, and on the GPU a checkpointed MLP's backward raised CheckpointError: its blocks
+        were recomputed in bf16 where the first forward had been fp32."""
+        plan = self.plan({"kind": "precision", "setting": "bf16_autocast"})
+        plain, _ = self.json_output("checkpoint_recompute.py")
+        applied, lines = self.json_output("checkpoint_recompute.py", plan=plan)
+        self.assertEqual(len(applied), len(plain))
+        self.assertEqual([recomputing for recomputing, _ in applied], [recomputing for recomputing, _ in plain])
+        forwards = [depth for recomputing, depth in applied if not recomputing]
+        recomputed = [depth for recomputing, depth in applied if recomputing]
+        self.assertEqual(len(recomputed), 6)  # two blocks, three steps
+        self.assertEqual(forwards, [0, 0, 1, 1, 1, 1])  # the model's first call runs as written
+        self.assertEqual(recomputed, [0] * 6)
+        self.assertTrue(any("applied: each forward of Model runs under torch.autocast" in line for line in lines))
+
+
 class Guards(PlanCase):
     """A fix that fails inside the program is rolled back, and the program goes on as the script wrote it."""
 

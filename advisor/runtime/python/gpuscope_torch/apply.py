@@ -53,6 +53,7 @@ import torch
 from . import values, verify, warn
 
 _seen = set()  # ids of every module of the models already handled (so a recomputed block is no new root)
+_roots = set()  # ids of the modules first called at top level: the models
 _depth = threading.local()  # .value: how many module forwards are running on this thread
 _autocast = []  # a stack of entered autocast contexts, one per running root forward
 _root_fixes = []  # (kind, fix) applied to each root module at its first forward
@@ -246,9 +247,16 @@ def _root_pre(module, args):
         return
     if id(module) not in _seen:
         _seen.update(id(m) for m in module.modules())
+        _roots.add(id(module))
         # A module with no parameters (a loss, an activation called at top level) is no model to fix.
         if _root_fixes and any(True for _ in module.parameters()):
             _checks[id(module)] = _Check(module)
+    elif id(module) not in _roots:
+        # A block of a model, called at top level: the script's own checkpointing recomputing it in the backward
+        # pass (PyTorch restores the forward's autocast state itself), or the script calling a block directly.
+        # No model's call: autocast entered here made a checkpointed MLP's recomputation bf16 where its forward
+        # had been fp32, and torch.utils.checkpoint raised in the program's backward.
+        return
     check = _checks.get(id(module))
     if check is not None:
         check.on_call()
