@@ -234,9 +234,7 @@ std::vector<const Finding*> choosePlan(const Context& c, std::vector<Finding>& f
 // a "high" checkpointing finding that would have freed 199 MiB of an 80 GiB H100.) Unknown capacity: kept.
 bool smallMemoryTrade(const Context& c, const Finding& f) {
   if (f.id != "activation_memory" && f.id != "optimizer_memory") return false;
-  const analysis::DeviceMemory* top = c.memory.peakDevice();
-  if (!top || top->device < 0 || static_cast<size_t>(top->device) >= c.trace.devices.size()) return false;
-  return f.gain.memory_bytes * 100 < c.trace.devices[static_cast<size_t>(top->device)].global_memory_bytes;
+  return f.gain.memory_bytes * 100 < c.peakDeviceCapacity();
 }
 
 std::vector<std::string> notesOn(const Context& c) {

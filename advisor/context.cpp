@@ -244,6 +244,12 @@ bool compilerMade(std::string_view name) {
 
 }  // namespace
 
+int64_t Context::peakDeviceCapacity() const {
+  const analysis::DeviceMemory* top = memory.peakDevice();
+  if (!top || top->device < 0 || static_cast<size_t>(top->device) >= trace.devices.size()) return 0;
+  return trace.devices[static_cast<size_t>(top->device)].global_memory_bytes;
+}
+
 // Whether the PyTorch bridge saw a model: module ranges in the step's process. A trace with the bridge's
 // allocator events but no module range comes from a program whose step is a plain function over tensors;
 // without the bridge there is no telling, and a model is assumed.

@@ -137,6 +137,8 @@ struct Context {
   bool alreadyFused() const;
   // Whether the PyTorch bridge saw a model (module ranges in the step's process); assumed without the bridge.
   bool modelRan() const;
+  // The memory of the GPU whose peak the memory analysis describes; 0 when the trace does not say.
+  int64_t peakDeviceCapacity() const;
 };
 
 Context buildContext(const analysis::TraceData& trace);

@@ -100,9 +100,7 @@ Gain memoryGain(const Context& c, const analysis::WhatIf& w) {
 // A peak under half the GPU's memory runs out of nothing: a memory-for-time trade there is worth knowing (to fit a
 // larger batch or model) but is no problem of the program's, so it is reported low, and says why.
 void lowWithHeadroom(const Context& c, Finding& f) {
-  const analysis::DeviceMemory* top = c.memory.peakDevice();
-  if (!top || top->device < 0 || static_cast<size_t>(top->device) >= c.trace.devices.size()) return;
-  const int64_t capacity = c.trace.devices[static_cast<size_t>(top->device)].global_memory_bytes;
+  const int64_t capacity = c.peakDeviceCapacity();
   if (capacity <= 0 || 2 * c.model.measured_peak_bytes >= capacity) return;
   f.severity = Severity::kLow;
   f.evidence.push_back(

@@ -42,7 +42,7 @@ constexpr Rule kRule = {
 std::optional<Finding> outOfMemoryRisk(const Context& c) {
   const analysis::DeviceMemory* top = c.memory.peakDevice();
   if (!top || c.preallocated_bytes > 0) return std::nullopt;
-  const int64_t capacity = c.trace.devices[static_cast<size_t>(top->device)].global_memory_bytes;
+  const int64_t capacity = c.peakDeviceCapacity();
   const int64_t held = std::max(top->peak_bytes, top->cuda_peak_bytes);
   if (capacity <= 0 || static_cast<double>(held) < kNearlyFull * static_cast<double>(capacity)) return std::nullopt;
   const double share = static_cast<double>(held) / static_cast<double>(capacity);
