@@ -30,7 +30,10 @@ struct RankStep {
   int64_t copy_ns = 0;             // only copies or memsets running
   int64_t idle_ns = 0;             // nothing running
   int64_t between_ns = 0;          // of idle_ns, from one step's GPU end to the next one's start
-  int64_t peak_bytes = 0;          // its device's peak memory: its tensors' where the trace has them, else CUDA's
+  // Its host's own work: the step less the time its host waited for the GPU (synchronize calls, synchronous
+  // copies, launches held by a full queue); 0 where the trace has none of its CUDA calls.
+  int64_t host_ns = 0;
+  int64_t peak_bytes = 0;  // its device's peak memory: its tensors' where the trace has them, else CUDA's
   // At the collectives of the steady steps: the share it arrived at last, and per step how much later than
   // the next-latest rank it arrived at those.
   double last_share = 0;
@@ -60,6 +63,8 @@ struct JobView {
   // one host the ranks share one clock (CUPTI's); otherwise their clocks are aligned on the collectives.
   int64_t hosts = 0;
   bool oneHost() const { return hosts == 1; }
+  // Whether every rank's host work is in the trace (RankStep::host_ns): the collector recorded their CUDA calls.
+  bool hostWorkMeasured() const;
   // Collectives matched across ranks: on one host, kernels of one name that end together on every rank; across
   // hosts, the k-th communication kernel of each rank (NCCL issues a communicator's collectives in the same
   // order on every rank).

@@ -1,5 +1,8 @@
 #include "gui/advisor_view.h"
 
+#include <algorithm>
+
+#include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
 #include <QTableView>
@@ -15,12 +18,16 @@ namespace gpuscope::gui {
 AdvisorView::AdvisorView(QWidget* parent)
     : QWidget(parent),
       model_(new FindingsModel(this)),
+      ranks_model_(new RanksModel(this)),
       header_(new QLabel(this)),
+      ranks_(new QTableView(this)),
       table_(new QTableView(this)),
       details_(new QTextBrowser(this)) {
   header_->setWordWrap(true);
   header_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   setUpTable(table_, model_, FindingsModel::kTitle);
+  setUpTable(ranks_, ranks_model_, RanksModel::kDevice);
+  ranks_->hide();
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   auto* split = new QSplitter(Qt::Vertical, this);
@@ -29,6 +36,7 @@ AdvisorView::AdvisorView(QWidget* parent)
   split->setStretchFactor(1, 2);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(header_);
+  layout->addWidget(ranks_);
   layout->addWidget(split, 1);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { showDetails(current); });
@@ -46,10 +54,17 @@ void AdvisorView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   snapshot_ = std::move(snapshot);
   model_->setSnapshot(snapshot_);
   const advisor::Advice& a = snapshot_->advice;
+  const std::string job = advisor::jobText(a);
   header_->setText(QString::fromStdString(
-      "Step: " + advisor::stepText(a) + "  ·  Peak memory: " + analysis::formatBytes(a.measured.peak_memory_bytes) +
-      " (" + a.memory_basis + ")\nPredicted with every fix: " + advisor::predictionText(a) +
-      "\nPlan: " + advisor::planText(a)));
+      (job.empty() ? "" : "Job: " + job + "\n") + "Step: " + advisor::stepText(a) +
+      "  ·  Peak memory: " + analysis::formatBytes(a.measured.peak_memory_bytes) + " (" + a.memory_basis +
+      ")\nPredicted with every fix: " + advisor::predictionText(a) + "\nPlan: " + advisor::planText(a)));
+  ranks_model_->setSnapshot(snapshot_);
+  ranks_->setVisible(!a.job.ranks.empty());
+  // As tall as its rows, up to eight: the findings below are what the view is for.
+  const int rows = std::min(ranks_model_->rowCount(), 8);
+  ranks_->setMaximumHeight(ranks_->horizontalHeader()->sizeHint().height() +
+                           rows * ranks_->verticalHeader()->defaultSectionSize() + 2 * ranks_->frameWidth());
   details_->clear();
   if (model_->rowCount() > 0) selectFinding(0);
 }

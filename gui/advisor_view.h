@@ -1,10 +1,12 @@
-// The Advisor view: the step, peak memory and prediction of `gpuscope advise`, its findings, and the selected
-// finding in full; double-clicking a finding shows its evidence on the timeline.
+// The Advisor view: the step, peak memory and prediction of `gpuscope advise`, for a multi-rank job its ranks
+// side by side, its findings, and the selected finding in full; double-clicking a finding shows its evidence
+// on the timeline.
 #pragma once
 
 #include <QWidget>
 
 #include "gui/findings_model.h"
+#include "gui/ranks_model.h"
 
 class QLabel;
 class QTableView;
@@ -20,6 +22,7 @@ class AdvisorView : public QWidget {
   void setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);
   void selectFinding(int row);
   QTableView* table() const { return table_; }
+  QTableView* ranks() const { return ranks_; }  // hidden for a single process
   QTextBrowser* details() const { return details_; }
 
  signals:
@@ -30,7 +33,9 @@ class AdvisorView : public QWidget {
 
   std::shared_ptr<const TraceSnapshot> snapshot_;
   FindingsModel* model_;
+  RanksModel* ranks_model_;
   QLabel* header_;
+  QTableView* ranks_;
   QTableView* table_;
   QTextBrowser* details_;
 };

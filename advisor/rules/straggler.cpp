@@ -94,7 +94,9 @@ std::optional<Finding> straggler(const Context& c) {
   }
   const analysis::RankStep& late = job.ranks[s.rank_index];
   // Without the extra work the late rank arrives with the others; the others' wait goes, no more than that.
-  int64_t gain_ns = s.cause.empty() ? s.late_ns : std::min(s.late_ns, s.cause_ns);
+  // Where every rank's host work is measured and no part of the late rank's step is longer than the others',
+  // the ranks do the same work a phase apart: each waits for its own host, and nobody would be faster.
+  int64_t gain_ns = !s.cause.empty() ? std::min(s.late_ns, s.cause_ns) : job.hostWorkMeasured() ? 0 : s.late_ns;
   // And only where the wait holds the others up: a waiting rank whose host is busy for the whole step would then
   // wait for its own host. The ranks of an FSDP2 job on 2 x H200 issued in lockstep, one 2.3 ms behind at each of
   // 38 collectives a step, and each rank's host was busy for 98 ms of the 107 ms step.

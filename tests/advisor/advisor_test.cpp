@@ -527,6 +527,59 @@ TEST(Advisor, StragglerOnBuiltJobs) {
   EXPECT_FALSE(on_time.find("straggler"));
   ASSERT_EQ(on_time.job.ranks.size(), 2u);
   EXPECT_FALSE(on_time.job.straggler);  // nobody arrives later than anybody
+  // The same work on both ranks, both hosts busy the whole step, rank 1 a phase behind: rank 0 waits in every
+  // all-reduce, yet nobody would be faster if rank 1 came sooner (each rank's host sets its pace).
+  TempDir phase_dir;
+  const Advice phase = adviceOnPath(testing::buildTwoRankJob(phase_dir.dir(), {.hosts_busy = true}));
+  ASSERT_TRUE(phase.job.straggler);
+  EXPECT_FALSE(phase.find("straggler"));
+  EXPECT_FALSE(phase.find("exposed_communication"));
+}
+
+// A PyTorch step as bench/corpus/dp_manual_allreduce runs it (recorded on 2 x H100: ResNet-50's 161 gradients
+// all-reduced one by one after the backward, 13 ms of host time a step): a model with no data-parallel wrapper,
+// 4 ms of GEMMs, then 16 all-reduces each followed by a division, launched 100 µs apart once the backward is
+// issued; the host then waits for the GPU. `interleaved`: a GEMM after every fourth all-reduce, as DDP issues
+// its buckets inside the backward.
+Advice adviceOnGradientAllReduces(bool interleaved) {
+  const std::string gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+  const std::string all_reduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  const std::string div = "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float>>";
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("allreduce.gpuscope"));
+  for (int step = 0; step < 6; ++step) {
+    const int64_t t = step * 10'000'000;
+    b.nvtx("Net (forward)", t, t + 3'000'000);
+    b.kernel(gemm, t + 200'000, t + 4'200'000, 7, t + 100'000);
+    for (int64_t i = 0; i < 16; ++i) {
+      const int64_t launch = t + 3'200'000 + i * 100'000;
+      const int64_t start = t + 4'200'000 + i * 100'000;
+      if (interleaved && i % 4 == 3) b.kernel(gemm, start + 90'000, start + 100'000, 7, launch - 1'000);
+      b.kernel(all_reduce, start, start + 60'000, 9, launch);
+      b.kernel(div, start + 60'000, start + 90'000, 7, launch + 50'000);
+    }
+    b.api("cudaStreamSynchronize", t + 4'800'000, t + 5'800'000);
+  }
+  EXPECT_TRUE(b.finish());
+  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("allreduce.gpuscope"));
+  EXPECT_TRUE(trace);
+  return trace ? advise(buildContext(*trace)) : Advice{};
+}
+
+TEST(Advisor, CollectivesIssuedOneByOneAfterTheBackward) {
+  const Advice loop = adviceOnGradientAllReduces(false);
+  const Finding* f = loop.find("exposed_communication");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->title,
+            "16 collectives per step are issued one by one, after the compute they follow: 1.550 ms of "
+            "host time");  // from the first all-reduce's launch to the last division's
+  EXPECT_NE(f->fix.summary.find("not wrapped in DistributedDataParallel"), std::string::npos) << f->fix.summary;
+  EXPECT_NE(f->fix.snippet.find("model = DDP(model"), std::string::npos) << f->fix.snippet;
+  EXPECT_NE(f->gain.basis.find("half the loop"), std::string::npos) << f->gain.basis;
+  const Advice inside = adviceOnGradientAllReduces(true);
+  const Finding* g = inside.find("exposed_communication");
+  ASSERT_TRUE(g);  // each all-reduce still runs alone for 60 µs
+  EXPECT_EQ(g->title.rfind("Communication runs alone for", 0), 0u) << g->title;
 }
 
 // Built 2-rank jobs whose rank 0 keeps 1 GiB: rank 1 keeping 1.5 GiB is 512 MiB (50 %) over the others, which

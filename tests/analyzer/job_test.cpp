@@ -61,7 +61,24 @@ TEST(Job, BuiltStragglerOnOneHost) {
   EXPECT_EQ(s.wait_ns, s.late_ns);
   EXPECT_EQ(s.cause, "its host work");
   EXPECT_EQ(s.cause_ns, 300'000);
+  EXPECT_EQ(job.ranks[0].host_ns, 150'000);  // the step less its wait in cudaStreamSynchronize
+  EXPECT_EQ(job.ranks[1].host_ns, 450'000);
   EXPECT_EQ(s.phase, Phase::kNoPhase);  // the trace names no phases
+}
+
+// Both hosts busy the whole step, rank 1's 300 µs behind: rank 0 still waits in every all-reduce, and its
+// spinning all-reduce fills GPU time that is idle on rank 1, but neither host has more work than the other.
+TEST(Job, RanksAPhaseApartHaveTheSameHostWork) {
+  TempDir dir;
+  const JobView job = jobOf(testing::buildTwoRankJob(dir.dir(), {.late_ns = 300'000, .hosts_busy = true}));
+  ASSERT_EQ(job.ranks.size(), 2u);
+  EXPECT_EQ(job.ranks[0].host_ns, 1'000'000);
+  EXPECT_EQ(job.ranks[1].host_ns, 1'000'000);
+  EXPECT_EQ(job.ranks[0].idle_ns + 300'000, job.ranks[1].idle_ns);
+  ASSERT_TRUE(job.straggler);
+  EXPECT_EQ(job.ranks[job.straggler->rank_index].rank, 1);
+  EXPECT_EQ(job.straggler->late_ns, 300'000);
+  EXPECT_EQ(job.straggler->cause, "");  // before: "its host work", read from the GPU's idle time
 }
 
 TEST(Job, ClocksOfTwoHostsAlignedOnTheCollectivesEnds) {

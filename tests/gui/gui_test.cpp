@@ -24,6 +24,7 @@
 #include "gui/kernels_view.h"
 #include "gui/main_window.h"
 #include "gui/memory_view.h"
+#include "gui/ranks_model.h"
 #include "gui/screenshot.h"
 #include "gui/text.h"
 #include "gui/time_axis.h"
@@ -103,6 +104,35 @@ class GuiTest : public QObject {
     const advisor::Finding& third = snapshot->advice.findings[2];
     QVERIFY(view.details()->toPlainText().contains(QString::fromStdString(third.title)));
     QVERIFY(view.details()->toPlainText().contains("Estimate:"));
+  }
+
+  // The real 2-rank DDP job: the Advisor view shows the job's line and one row per rank, the slowest and the
+  // rank the others wait for marked; a single process shows no ranks.
+  void advisorViewShowsTheRanksOfAJob() {
+    Result<std::shared_ptr<const TraceSnapshot>> job = analyseTrace(GPUSCOPE_MULTIRANK_TRACE);
+    QVERIFY(job);
+    RanksModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    AdvisorView view;
+    view.resize(1200, 700);
+    view.show();
+    view.setSnapshot(*job);
+    QVERIFY(view.ranks()->isVisible());
+    QAbstractItemModel* ranks = view.ranks()->model();
+    QCOMPARE(ranks->rowCount(), 2);
+    QCOMPARE(ranks->columnCount(), static_cast<int>(RanksModel::kColumnCount));
+    QCOMPARE(ranks->headerData(RanksModel::kHost, Qt::Horizontal, Qt::DisplayRole).toString(), QString("Host work"));
+    const QString rank1 = ranks->index(1, RanksModel::kRank).data().toString();
+    QVERIFY2(rank1.contains("slowest") && rank1.contains("others wait for it"), qPrintable(rank1));
+    QVERIFY(ranks->index(0, RanksModel::kStep).data().toString().endsWith(" ms"));
+    QVERIFY(ranks->index(1, RanksModel::kHost).data().toString().endsWith(" ms"));
+    QVERIFY(ranks->index(1, RanksModel::kRank).data(Qt::FontRole).value<QFont>().bold());
+    QVERIFY(!ranks->index(0, RanksModel::kRank).data(Qt::FontRole).isValid());
+    model.setSnapshot(*job);
+    QCOMPARE(model.rowCount(), 2);
+    view.setSnapshot(snapshotOf("advisor_naive.gpuscope"));
+    QVERIFY(!view.ranks()->isVisible());
+    QCOMPARE(view.ranks()->model()->rowCount(), 0);
   }
 
   void windowLoadsInTheBackgroundAndSaysWhatFailed() {

@@ -137,7 +137,8 @@ Status TraceBuilder::finish() {
 
 std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& job) {
   const char* gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
-  const TwoRankJob rank0{.late_ns = 0, .host1 = "host-a", .skew_ns = 0, .collective1 = TwoRankJob{}.collective1};
+  TwoRankJob rank0{.late_ns = 0, .host1 = "host-a", .skew_ns = 0, .collective1 = TwoRankJob{}.collective1};
+  rank0.hosts_busy = job.hosts_busy;
   std::vector<std::string> traces;
   for (int rank = 0; rank < 2; ++rank) {
     const TwoRankJob& r = rank == 0 ? rank0 : job;
@@ -150,7 +151,7 @@ std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& 
       b.kernel(gemm, t + 10'000 + r.late_ns, t + 510'000 + r.late_ns, 7, t + 5'000 + r.late_ns);
       b.kernel(r.collective1, t + 520'000 + r.late_ns, t + 900'000, 9, t + 6'000 + r.late_ns);
       // The host issues the step, then waits for it (as `loss.item()` does): the GPU sets the pace.
-      b.api("cudaStreamSynchronize", t + 50'000 + r.late_ns, t + 900'000);
+      if (!r.hosts_busy) b.api("cudaStreamSynchronize", t + 50'000 + r.late_ns, t + 900'000);
     }
     if (Status s = b.finish(); !s) throw std::runtime_error(s.message());
   }

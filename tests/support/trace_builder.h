@@ -46,13 +46,16 @@ class TraceBuilder {
 // rank's host issues a 500 µs GEMM and then an all-reduce that ends at 900 µs on both ranks. Rank 1's host is
 // `late_ns` late to issue its GEMM each step, so rank 0 waits that long in its all-reduce; rank 1 runs on
 // `host1`, whose clock reads `skew_ns` more than rank 0's (host "host-a"), its collective is named
-// `collective1`, and it holds `held1_bytes` of device memory.
+// `collective1`, and it holds `held1_bytes` of device memory. With `hosts_busy` no host waits: the same work on
+// both ranks, rank 1's a phase behind.
 struct TwoRankJob {
   int64_t late_ns = 300'000;
   std::string host1 = "host-a";
   int64_t skew_ns = 0;
   std::string collective1 = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
   int64_t held1_bytes = 1LL << 30;  // device memory rank 1 allocates before its first step and keeps (rank 0: 1 GiB)
+  // The hosts never wait for the GPU (no synchronize): both are busy the whole step, rank 1 `late_ns` behind.
+  bool hosts_busy = false;
 };
 std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& job);
 
