@@ -258,6 +258,7 @@ std::vector<std::string> notesOn(const Context& c) {
                     analysis::formatDuration(c.host.recording_ns) + " of host work " + perStepWords(c) + " taken off");
   }
   if (std::optional<std::string> graphs = betweenGraphsNote(c)) notes.push_back(std::move(*graphs));
+  if (std::optional<std::string> host = slowerHostNote(c)) notes.push_back(std::move(*host));
   for (const std::string& w : c.stats.warnings) notes.push_back("trace: " + w);
   return notes;
 }

@@ -49,23 +49,11 @@ void measureSteps(const Context& c, const std::vector<Interval>& waits, bool tim
 
 // The timed steps' stretches of kHostBusyGapNs or more in which the step's process made no CUDA call, summed.
 int64_t awayWork(const Context& c) {
-  std::vector<Interval> calls;
-  const auto& a = c.trace.api_calls;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a.session[i] == c.session) calls.push_back({a.start_ns[i], a.end_ns[i]});
-  }
-  calls = analysis::mergeIntervals(std::move(calls));
+  const std::vector<Interval> calls = analysis::cudaCalls(c.trace, c.session);
   int64_t total = 0;
   for (const analysis::Iteration& it : c.iterations.list) {
     if (it.warmup || !c.inTimedSteps(it.start_ns)) continue;
-    auto call = std::lower_bound(calls.begin(), calls.end(), it.start_ns,
-                                 [](const Interval& x, int64_t t) { return x.end < t; });
-    for (int64_t from = it.start_ns; from < it.end_ns; ++call) {
-      const int64_t to = call == calls.end() ? it.end_ns : std::min(call->start, it.end_ns);
-      if (to - from >= analysis::kHostBusyGapNs) total += to - from;
-      if (call == calls.end()) break;
-      from = std::max(from, call->end);
-    }
+    total += analysis::totalLength(analysis::awayStretches(calls, it.start_ns, it.end_ns));
   }
   return total;
 }

@@ -317,26 +317,11 @@ LoaderWait loaderWait(const Context& c) {
 // device had 1 ms gaps in a few of its steps, and none in the median one).
 int64_t hostAwayInSteps(const Context& c) {
   if (c.iterations.source == analysis::IterationSource::kNvtx || c.step.timed_windows.empty()) return 0;
-  std::vector<Interval> calls;
-  const auto& a = c.trace.api_calls;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a.session[i] == c.session) calls.push_back({a.start_ns[i], a.end_ns[i]});
-  }
-  calls = analysis::mergeIntervals(std::move(calls));
+  const std::vector<Interval> calls = analysis::cudaCalls(c.trace, c.session);
   std::vector<int64_t> per_step;
   for (const analysis::Iteration& it : c.iterations.list) {
     if (it.warmup || !c.inTimedSteps(it.start_ns)) continue;
-    const Interval w{it.start_ns, std::max(it.end_ns, it.gpu_end_ns)};
-    std::vector<Interval> away;
-    int64_t from = w.start;
-    auto call =
-        std::lower_bound(calls.begin(), calls.end(), w.start, [](const Interval& x, int64_t t) { return x.end < t; });
-    for (; from < w.end; ++call) {
-      const int64_t to = call == calls.end() ? w.end : std::min(call->start, w.end);
-      if (to - from >= analysis::kHostBusyGapNs) away.push_back({from, to});
-      if (call == calls.end()) break;
-      from = std::max(from, call->end);
-    }
+    const std::vector<Interval> away = analysis::awayStretches(calls, it.start_ns, std::max(it.end_ns, it.gpu_end_ns));
     // The longest stretch: a batch is made in one, while eager per-op dispatch leaves many short ones (an
     // unjitted JAX step's 5 ms a step of them was no input pipeline).
     int64_t longest = 0;

@@ -33,6 +33,10 @@ struct RankStep {
   // Its host's own work: the step less the time its host waited for the GPU (synchronize calls, synchronous
   // copies, launches held by a full queue); 0 where the trace has none of its CUDA calls.
   int64_t host_ns = 0;
+  // Of the median step, the stretches of 1 ms (or a tenth of the step) or more in which its process made no CUDA
+  // call (its own code: Python, I/O, loading data, a sleep); 0 where host_ns is.
+  int64_t away_ns = 0;
+  int64_t kernels = 0;     // its device's kernels per step
   int64_t peak_bytes = 0;  // its device's peak memory: its tensors' where the trace has them, else CUDA's
   // At the collectives of the steady steps: the share it arrived at last, and per step how much later than
   // the next-latest rank it arrived at those.
@@ -53,6 +57,9 @@ struct Straggler {
   std::string cause;  // "its kernels", "its host work", "its input pipeline" or "" (not told)
   int64_t cause_ns = 0;
   Phase phase = Phase::kNoPhase;  // where its extra GPU idle time falls, where the trace names phases
+  // Its host's extra time per step that is spread over the same CUDA calls as the others', with no more work of
+  // its own between them: a slower or busier CPU, not counted in cause_ns.
+  int64_t spread_ns = 0;
 };
 
 struct JobView {

@@ -94,6 +94,28 @@ std::vector<Interval> hostWaitCalls(const TraceData& t, int32_t session) {
   return mergeIntervals(std::move(waits));
 }
 
+std::vector<Interval> cudaCalls(const TraceData& t, int32_t session) {
+  std::vector<Interval> calls;
+  const ApiTable& a = t.api_calls;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.session[i] == session) calls.push_back({a.start_ns[i], a.end_ns[i]});
+  }
+  return mergeIntervals(std::move(calls));
+}
+
+std::vector<Interval> awayStretches(const std::vector<Interval>& calls, int64_t start, int64_t end, int64_t min_gap) {
+  std::vector<Interval> away;
+  auto call =
+      std::lower_bound(calls.begin(), calls.end(), start, [](const Interval& x, int64_t t) { return x.end < t; });
+  for (int64_t from = start; from < end; ++call) {
+    const int64_t to = call == calls.end() ? end : std::min(call->start, end);
+    if (to - from >= min_gap) away.push_back({from, to});
+    if (call == calls.end()) break;
+    from = std::max(from, call->end);
+  }
+  return away;
+}
+
 std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& t) {
   std::vector<std::vector<int64_t>> ends(t.sessions.size());
   std::vector<bool> has_api_calls(t.sessions.size(), false);

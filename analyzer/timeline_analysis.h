@@ -86,6 +86,12 @@ std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& trace);
 // calls, synchronous copies, launch calls of 100 µs or more: the launch queue was full), merged: time that
 // is not the host's own work.
 std::vector<Interval> hostWaitCalls(const TraceData& trace, int32_t session);
+// Every CUDA call of one process (all its threads), merged: between them its host does work of its own.
+std::vector<Interval> cudaCalls(const TraceData& trace, int32_t session);
+// The stretches of `min_gap` or more inside [start, end) with none of `calls` (merged, sorted) in them: the host
+// computing on its own (Python, NumPy, I/O, a sleep), which no CUDA-side fix takes away.
+std::vector<Interval> awayStretches(const std::vector<Interval>& calls, int64_t start, int64_t end,
+                                    int64_t min_gap = kHostBusyGapNs);
 // The same inside the given windows only (e.g. the steady iterations' GPU spans): idle gaps wholly inside
 // one, kernels that start in one, busy and copy time within them.
 std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace, const std::vector<Interval>& windows);

@@ -142,4 +142,22 @@ std::optional<Finding> straggler(const Context& c) {
 
 const Rule& stragglerRule() { return kRule; }
 
+// Where the late rank's host runs the same calls as the others', only slower, no change to the program is known
+// to help: the report says what was seen and lets the user look at the machine.
+std::optional<std::string> slowerHostNote(const Context& c) {
+  const analysis::JobView& job = c.job;
+  if (!job.straggler || job.step_ns <= 0 || straggler(c)) return std::nullopt;
+  const analysis::Straggler& s = *job.straggler;
+  if (s.last_share < lastShareNeeded(job.ranks.size()) || s.spread_ns < kLateShare * static_cast<double>(job.step_ns)) {
+    return std::nullopt;
+  }
+  const std::string who = "rank " + std::to_string(job.ranks[s.rank_index].rank);
+  return who + " arrives last at " + formatShare(s.last_share) + " of the collectives: its host takes " +
+         formatDuration(s.spread_ns) +
+         " longer per step over the same CUDA calls as the other ranks', with no work of its own between them (a "
+         "slower or busier CPU: other processes on its cores, or threads of several ranks sharing cores); not "
+         "reported as a straggler, as nothing in the program makes it late (pinning each rank to cores of its own "
+         "may help: numactl or taskset around each rank)";
+}
+
 }  // namespace gpuscope::advisor

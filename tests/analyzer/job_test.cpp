@@ -81,6 +81,19 @@ TEST(Job, RanksAPhaseApartHaveTheSameHostWork) {
   EXPECT_EQ(job.straggler->cause, "");  // before: "its host work", read from the GPU's idle time
 }
 
+// Rank 1's 300 µs late each step spent in CUDA calls, no stretch of its own: a slower host at the same work.
+TEST(Job, ASlowerHostAtTheSameCallsIsToldApart) {
+  TempDir dir;
+  const JobView job = jobOf(testing::buildTwoRankJob(dir.dir(), {.late_ns = 300'000, .late_in_calls = true}));
+  ASSERT_TRUE(job.straggler);
+  EXPECT_EQ(job.ranks[job.straggler->rank_index].rank, 1);
+  EXPECT_EQ(job.ranks[1].host_ns - job.ranks[0].host_ns, 300'000);
+  EXPECT_EQ(job.ranks[1].away_ns, job.ranks[0].away_ns);  // each step's last 100 µs, after the synchronize
+  EXPECT_EQ(job.ranks[1].kernels, job.ranks[0].kernels);
+  EXPECT_EQ(job.straggler->cause, "");
+  EXPECT_EQ(job.straggler->spread_ns, 300'000);
+}
+
 TEST(Job, ClocksOfTwoHostsAlignedOnTheCollectivesEnds) {
   TempDir dir;
   const JobView job = jobOf(builtJob(dir, "host-b", 5'000'000, kAllReduce));

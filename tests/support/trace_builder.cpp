@@ -147,7 +147,10 @@ std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& 
     b.memory(schema::MemoryOp::kAllocation, 0x7f0000000000, r.held1_bytes, r.skew_ns);
     for (int step = 0; step < 6; ++step) {
       const int64_t t = step * 1'000'000 + r.skew_ns;
-      b.nvtx("step", t, t + 50'000 + r.late_ns);
+      b.nvtx("step", t + (r.hosts_busy ? r.late_ns : 0), t + 50'000 + r.late_ns);
+      for (int64_t c = 5'000; r.late_in_calls && c < r.late_ns; c += 30'000) {
+        b.api("cudaStreamGetCaptureInfo", t + c, t + c + 20'000);
+      }
       b.kernel(gemm, t + 10'000 + r.late_ns, t + 510'000 + r.late_ns, 7, t + 5'000 + r.late_ns);
       b.kernel(r.collective1, t + 520'000 + r.late_ns, t + 900'000, 9, t + 6'000 + r.late_ns);
       // The host issues the step, then waits for it (as `loss.item()` does): the GPU sets the pace.

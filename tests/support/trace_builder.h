@@ -54,8 +54,12 @@ struct TwoRankJob {
   int64_t skew_ns = 0;
   std::string collective1 = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
   int64_t held1_bytes = 1LL << 30;  // device memory rank 1 allocates before its first step and keeps (rank 0: 1 GiB)
-  // The hosts never wait for the GPU (no synchronize): both are busy the whole step, rank 1 `late_ns` behind.
+  // The hosts never wait for the GPU (no synchronize): both are busy the whole step, rank 1's steps `late_ns`
+  // behind rank 0's (its step ranges too).
   bool hosts_busy = false;
+  // Rank 1's lateness spent in CUDA calls (30 µs apart) before its GEMM's launch, not in a stretch of its own:
+  // the same launches, a slower host.
+  bool late_in_calls = false;
 };
 std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& job);
 
