@@ -160,14 +160,20 @@ bool needsModel(const plan::Fix& fix) {
          (fix.kind == "precision" && fix.text("setting") == "bf16_autocast");
 }
 
+// The fixes the bridge makes with torch.compile.
+bool compiled(const plan::Fix& fix) {
+  return fix.kind == "fusion" || fix.kind == "cuda_graphs" || fix.kind == "gemm_padding";
+}
+
 // Whether gpuscope applies the fix as it stands: the PyTorch bridge applies every kind but attention (the
 // model's code must change), optimizer settings other than fused (another optimizer), CUDA graphs under
-// gradient accumulation and, where no nn.Module ran, those made to a model's forward; the runtime for CUDA
-// C++ programs applies fusion and checkpointing; JAX and CuPy programs get neither.
-bool appliedByGpuscope(const plan::Fix& fix, Framework framework, bool model) {
+// gradient accumulation, torch.compile of a model FSDP shards and, where no nn.Module ran, those made to a
+// model's forward; the runtime for CUDA C++ programs applies fusion and checkpointing; JAX and CuPy programs
+// get neither.
+bool appliedByGpuscope(const plan::Fix& fix, Framework framework, bool model, bool sharded) {
   if (framework == Framework::kJax || framework == Framework::kCuPy) return false;  // no runtime, no bridge
   if (framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
-  if (fix.kind == "attention" || (needsModel(fix) && !model)) return false;
+  if (fix.kind == "attention" || (needsModel(fix) && !model) || (sharded && compiled(fix))) return false;
   if (fix.kind == "cuda_graphs" && fix.param("forwards_per_step")) return false;  // gradient accumulation
   return fix.kind != "optimizer" || fix.text("setting") == "fused";
 }
@@ -200,12 +206,18 @@ std::vector<const Finding*> choosePlan(const Context& c, std::vector<Finding>& f
                                        const plan::Outcome& measured) {
   std::vector<Finding*> chosen;
   const bool model = c.framework != Framework::kPyTorch || c.modelRan();
+  // torch.compile of a GPT-2 sharded by FSDP2 recompiled for each block and ran slower under `gpuscope apply`
+  // (2 x H100, 2026-11-26: rolled back, 87.4 ms a step plain against 123.0 under apply).
+  const bool sharded = c.dataParallel() == DataParallel::kFsdp;
   for (Finding& f : findings) {
-    auto applied = [&](const plan::Fix& fix) { return appliedByGpuscope(fix, c.framework, model); };
+    auto applied = [&](const plan::Fix& fix) { return appliedByGpuscope(fix, c.framework, model, sharded); };
     if (f.fix.plan.empty() || !std::any_of(f.fix.plan.begin(), f.fix.plan.end(), applied)) {
       f.plan_status = !model && std::any_of(f.fix.plan.begin(), f.fix.plan.end(), needsModel)
                           ? "by hand: no nn.Module ran (the step is a plain function), and gpuscope apply changes a "
                             "model's forward; torch.compile the step function yourself"
+                      : sharded && std::any_of(f.fix.plan.begin(), f.fix.plan.end(), compiled)
+                          ? "by hand: gpuscope apply does not compile a model FSDP shards (torch.compile recompiled "
+                            "it block by block and ran slower); compile each sharded block yourself"
                           : "by hand: gpuscope apply cannot make this change (the fix above shows how)";
     } else if (!servesGoal(f, goal)) {
       f.plan_status = goal == Goal::kMemory ? "left out of the memory plan: it saves no memory"

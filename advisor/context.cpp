@@ -262,6 +262,20 @@ bool Context::modelRan() const {
   return false;
 }
 
+// DDP's root module is DistributedDataParallel, FSDP1's FullyShardedDataParallel, FSDP2's FSDP<model class>.
+DataParallel Context::dataParallel() const {
+  if (framework != Framework::kPyTorch) return DataParallel::kUnknown;
+  bool model = false;
+  for (size_t r = 0; r < trace.nvtx.size(); ++r) {
+    const std::string& name = trace.text(trace.nvtx.name[r]);
+    if (trace.nvtx.session[r] != session || !analysis::isModuleRange(name)) continue;
+    model = true;
+    if (name.starts_with("DistributedDataParallel")) return DataParallel::kDdp;
+    if (name.starts_with("FullyShardedDataParallel") || name.starts_with("FSDP")) return DataParallel::kFsdp;
+  }
+  return model ? DataParallel::kNone : DataParallel::kUnknown;
+}
+
 // A step whose kernels are mostly a compiler's (Inductor's triton_*, XLA's fusions) or replayed from CUDA graphs
 // was fused and captured by its author's choice: the eager rest beside it (a loss, gradient clipping, the batch's
 // indexing) is not a fusion finding. A compiled GPT-2 and a reduce-overhead MLP drew wrong ones so.

@@ -26,6 +26,10 @@ namespace gpuscope::advisor {
 enum class Framework { kCuda, kPyTorch, kJax, kCuPy };
 std::string_view toString(Framework framework);  // "CUDA", "PyTorch", "JAX", "CuPy"
 
+// How a PyTorch program spreads its model over the ranks: no wrapper seen (no bridge, or not PyTorch), none
+// (a model ran, unwrapped), DistributedDataParallel, or FSDP (FullyShardedDataParallel, FSDP2's fully_shard).
+enum class DataParallel { kUnknown, kNone, kDdp, kFsdp };
+
 // What one step costs and which stretches of the trace the rules judge by.
 struct Step {
   int64_t time_ns =
@@ -137,6 +141,8 @@ struct Context {
   bool alreadyFused() const;
   // Whether the PyTorch bridge saw a model (module ranges in the step's process); assumed without the bridge.
   bool modelRan() const;
+  // From the PyTorch bridge's outermost module ranges: the root's class names the wrapper.
+  DataParallel dataParallel() const;
   // The memory of the GPU whose peak the memory analysis describes; 0 when the trace does not say.
   int64_t peakDeviceCapacity() const;
 };

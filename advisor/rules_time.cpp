@@ -543,28 +543,10 @@ CollectiveLoops collectiveLoops(const Context& c) {
   return {c.perStep(out.host_ns), c.perStep(out.collectives)};
 }
 
-// How a PyTorch program spreads its model over the ranks, from the bridge's outermost module ranges: the root's
-// class is DistributedDataParallel, FSDP1's FullyShardedDataParallel, or FSDP2's FSDP<model class>.
-enum class Wrapper { kUnknown, kNone, kDdp, kFsdp };
-
-Wrapper dataParallelWrapper(const Context& c) {
-  if (c.framework != Framework::kPyTorch) return Wrapper::kUnknown;
-  const auto& nvtx = c.trace.nvtx;
-  bool model = false;
-  for (size_t r = 0; r < nvtx.size(); ++r) {
-    const std::string& name = c.trace.text(nvtx.name[r]);
-    if (nvtx.session[r] != c.session || !analysis::isModuleRange(name)) continue;
-    model = true;
-    if (name.starts_with("DistributedDataParallel")) return Wrapper::kDdp;
-    if (name.starts_with("FullyShardedDataParallel") || name.starts_with("FSDP")) return Wrapper::kFsdp;
-  }
-  return model ? Wrapper::kNone : Wrapper::kUnknown;
-}
-
 // The fix in the program's own terms where the bridge saw how its model is spread over the ranks.
 void setCommunicationFix(const Context& c, Fix& fix) {
-  switch (dataParallelWrapper(c)) {
-    case Wrapper::kNone:
+  switch (c.dataParallel()) {
+    case DataParallel::kNone:
       fix.summary =
           "The model is not wrapped in DistributedDataParallel or FSDP: the program runs its collectives "
           "itself, after the backward. Let DistributedDataParallel all-reduce the gradients in buckets "
@@ -574,7 +556,7 @@ void setCommunicationFix(const Context& c, Fix& fix) {
           "# or, keeping your own loop: all_reduce(..., async_op=True) per bucket of gradients, started from\n"
           "# param.register_post_accumulate_grad_hook, and wait() on each before optimizer.step()";
       break;
-    case Wrapper::kFsdp:
+    case DataParallel::kFsdp:
       fix.summary =
           "Let FSDP gather the parameters of more than the next block while the current block "
           "computes (FSDP2's explicit prefetching), so that no all-gather waits alone.";

@@ -549,7 +549,7 @@ TEST(Advisor, StragglerOnBuiltJobs) {
 // 4 ms of GEMMs, then 16 all-reduces each followed by a division, launched 100 µs apart once the backward is
 // issued; the host then waits for the GPU. `interleaved`: a GEMM after every fourth all-reduce, as DDP issues
 // its buckets inside the backward.
-Advice adviceOnGradientAllReduces(bool interleaved) {
+Advice adviceOnGradientAllReduces(bool interleaved, const std::string& model = "Net") {
   const std::string gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
   const std::string all_reduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
   const std::string div = "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float>>";
@@ -557,7 +557,7 @@ Advice adviceOnGradientAllReduces(bool interleaved) {
   testing::TraceBuilder b(dir.path("allreduce.gpuscope"));
   for (int step = 0; step < 6; ++step) {
     const int64_t t = step * 10'000'000;
-    b.nvtx("Net (forward)", t, t + 3'000'000);
+    b.nvtx(model + " (forward)", t, t + 3'000'000);
     b.kernel(gemm, t + 200'000, t + 4'200'000, 7, t + 100'000);
     for (int64_t i = 0; i < 16; ++i) {
       const int64_t launch = t + 3'200'000 + i * 100'000;
@@ -588,6 +588,42 @@ TEST(Advisor, CollectivesIssuedOneByOneAfterTheBackward) {
   const Finding* g = inside.find("exposed_communication");
   ASSERT_TRUE(g);  // each all-reduce still runs alone for 60 µs
   EXPECT_EQ(g->title.rfind("Communication runs alone for", 0), 0u) << g->title;
+}
+
+// The same step with the model sharded by FSDP2 (its root class FSDPNet): the fix is FSDP's prefetching.
+TEST(Advisor, CommunicationUnderFsdpIsFixedWithItsPrefetching) {
+  const Advice fsdp = adviceOnGradientAllReduces(true, "FSDPNet");
+  const Finding* f = fsdp.find("exposed_communication");
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->fix.summary.find("FSDP2's explicit prefetching"), std::string::npos) << f->fix.summary;
+  EXPECT_NE(f->fix.snippet.find("set_modules_to_forward_prefetch"), std::string::npos) << f->fix.snippet;
+}
+
+// A launch-bound PyTorch step whose model FSDP shards: the CUDA graphs fix is the user's to make, since
+// torch.compile of an FSDP2 model recompiled block by block and ran slower under apply; unsharded, it is
+// planned.
+TEST(Advisor, NoCompileOfAModelFsdpShards) {
+  for (const std::string model : {"FSDPNet", "Net"}) {
+    SCOPED_TRACE(model);
+    TempDir dir;
+    testing::TraceBuilder b(dir.path("launch.gpuscope"));
+    const std::string add = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>";
+    for (int step = 0; step < 6; ++step) {
+      const int64_t t = step * 10'000'000;
+      b.nvtx(model + " (forward)", t, t + 9'000'000);
+      for (int64_t i = 0; i < 400; ++i) {
+        b.kernel(add, t + i * 20'000 + 10'000, t + i * 20'000 + 13'000, 7, t + i * 20'000);
+      }
+    }
+    ASSERT_TRUE(b.finish());
+    const Advice a = adviceOnPath(dir.path("launch.gpuscope"));
+    const Finding* f = a.find("launch_bound");
+    ASSERT_TRUE(f);
+    const bool sharded = model == "FSDPNet";
+    EXPECT_EQ(f->plan_status.find("does not compile a model FSDP shards") != std::string::npos, sharded)
+        << f->plan_status;
+    EXPECT_EQ(f->plan_status == "in the plan", !sharded) << f->plan_status;
+  }
 }
 
 // Built 2-rank jobs whose rank 0 keeps 1 GiB: rank 1 keeping 1.5 GiB is 512 MiB (50 %) over the others, which
