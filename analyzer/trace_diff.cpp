@@ -7,6 +7,7 @@
 #include <set>
 
 #include "analyzer/iterations.h"
+#include "analyzer/job.h"
 #include "analyzer/memory_timeline.h"
 #include "analyzer/stats.h"
 
@@ -58,10 +59,27 @@ std::vector<KernelChange> compare(const std::map<std::string, std::pair<double, 
   return rows;
 }
 
-double highestPeak(const TraceData& t, const Iterations& iterations) {
+double highestPeak(const MemoryAnalysis& memory) {
   int64_t peak = 0;
-  for (const DeviceMemory& d : analyzeMemory(t, iterations).devices) peak = std::max(peak, d.peak_bytes);
+  for (const DeviceMemory& d : memory.devices) peak = std::max(peak, d.peak_bytes);
   return static_cast<double>(peak);
+}
+
+Change changeOf(int64_t before, int64_t after) { return {static_cast<double>(before), static_cast<double>(after)}; }
+
+// The ranks of both jobs, matched by rank.
+void compareJobs(const JobView& before, const JobView& after, TraceDiff& diff) {
+  if (before.ranks.empty() || after.ranks.empty()) return;
+  diff.job_step_ns = changeOf(before.step_ns, after.step_ns);
+  for (const RankStep& b : before.ranks) {
+    const auto a =
+        std::find_if(after.ranks.begin(), after.ranks.end(), [&](const RankStep& x) { return x.rank == b.rank; });
+    if (a == after.ranks.end()) continue;
+    diff.ranks.push_back({b.rank, changeOf(b.step_ns, a->step_ns), changeOf(b.compute_ns, a->compute_ns),
+                          changeOf(b.comm_alone_ns, a->comm_alone_ns),
+                          changeOf(b.comm_overlapped_ns, a->comm_overlapped_ns), changeOf(b.idle_ns, a->idle_ns),
+                          changeOf(b.host_ns, a->host_ns)});
+  }
 }
 
 }  // namespace
@@ -75,7 +93,9 @@ TraceDiff diffTraces(const TraceData& before, const TraceData& after) {
     diff.iteration_ns = {static_cast<double>(it_before.steady_duration.median),
                          static_cast<double>(it_after.steady_duration.median)};
   }
-  diff.peak_memory_bytes = {highestPeak(before, it_before), highestPeak(after, it_after)};
+  const MemoryAnalysis mb = analyzeMemory(before, it_before), ma = analyzeMemory(after, it_after);
+  diff.peak_memory_bytes = {highestPeak(mb), highestPeak(ma)};
+  compareJobs(analyzeJob(before, classifyConfigs(before), mb), analyzeJob(after, classifyConfigs(after), ma), diff);
   const Stats sb = computeStats(before), sa = computeStats(after);
   diff.gpu_busy_ns = {static_cast<double>(sb.summary.gpu_busy_ns), static_cast<double>(sa.summary.gpu_busy_ns)};
   diff.duration_ns = {static_cast<double>(sb.summary.duration_ns), static_cast<double>(sa.summary.duration_ns)};

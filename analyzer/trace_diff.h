@@ -1,6 +1,7 @@
 // Two runs compared, as after a change: iteration time, peak memory and GPU busy time, time per kernel
-// class and per kernel, and which kernels appeared or disappeared. When both runs have iterations, kernel
-// times are per steady iteration (so runs of different lengths compare); otherwise they are run totals.
+// class and per kernel, which kernels appeared or disappeared, and for two runs of a job, each rank's step. When both
+// runs have iterations, kernel times are per steady iteration (so runs of different lengths compare); otherwise they
+// are run totals.
 #pragma once
 
 #include <string>
@@ -23,6 +24,12 @@ struct KernelChange {
   Change count;      // launches per iteration (or in total)
 };
 
+// One rank of a job in both runs: its step and what fills it, per step (analysis::RankStep).
+struct RankChange {
+  int64_t rank = -1;
+  Change step_ns, compute_ns, comm_alone_ns, comm_overlapped_ns, idle_ns, host_ns;
+};
+
 struct TraceDiff {
   bool per_iteration = false;  // both runs had steady iterations
   Change iteration_ns;         // median steady iteration (0 when not per_iteration)
@@ -31,6 +38,9 @@ struct TraceDiff {
   std::vector<KernelChange> classes;               // by class and precision, largest change first
   std::vector<KernelChange> kernels;               // by name, largest change first
   std::vector<std::string> appeared, disappeared;  // kernel names in only one run, by time
+  // Where both runs are jobs of several ranks: the job's step (its slowest rank's) and each rank found in both.
+  Change job_step_ns;
+  std::vector<RankChange> ranks;
 };
 
 TraceDiff diffTraces(const TraceData& before, const TraceData& after);

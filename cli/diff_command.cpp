@@ -37,6 +37,31 @@ Report changesReport(const std::string& name, const std::string& title, const st
   return r;
 }
 
+// Each rank of two runs of a job, side by side; no rows unless both are jobs.
+Report ranksReport(const analysis::TraceDiff& d) {
+  Report r{"ranks",
+           "Ranks (per step, start to next start; the job's step is its slowest rank's)",
+           {{"rank", "Rank", Unit::kCount},
+            {"step_before_ns", "Step before", Unit::kNanoseconds},
+            {"step_after_ns", "Step after", Unit::kNanoseconds},
+            {"step_change", "Change", Unit::kText},
+            {"compute_before_ns", "Compute before", Unit::kNanoseconds},
+            {"compute_after_ns", "Compute after", Unit::kNanoseconds},
+            {"comm_alone_before_ns", "Comm alone before", Unit::kNanoseconds},
+            {"comm_alone_after_ns", "Comm alone after", Unit::kNanoseconds},
+            {"idle_before_ns", "Idle before", Unit::kNanoseconds},
+            {"idle_after_ns", "Idle after", Unit::kNanoseconds},
+            {"host_before_ns", "Host work before", Unit::kNanoseconds},
+            {"host_after_ns", "Host work after", Unit::kNanoseconds}},
+           {}};
+  for (const analysis::RankChange& x : d.ranks) {
+    r.rows.push_back({x.rank, x.step_ns.before, x.step_ns.after, analysis::percentText(x.step_ns), x.compute_ns.before,
+                      x.compute_ns.after, x.comm_alone_ns.before, x.comm_alone_ns.after, x.idle_ns.before,
+                      x.idle_ns.after, x.host_ns.before, x.host_ns.after});
+  }
+  return r;
+}
+
 void printLine(const char* what, const Change& c, bool bytes) {
   auto text = [&](double v) {
     return bytes ? formatBytes(static_cast<int64_t>(v)) : formatDuration(static_cast<int64_t>(v));
@@ -48,11 +73,16 @@ void printLine(const char* what, const Change& c, bool bytes) {
 void writeText(const analysis::TraceDiff& d, const std::string& a, const std::string& b, size_t limit) {
   std::printf("%s -> %s\n", a.c_str(), b.c_str());
   if (d.per_iteration) printLine("Iteration (steady median)", d.iteration_ns, false);
+  if (!d.ranks.empty()) printLine("Job step (slowest rank)", d.job_step_ns, false);
   printLine("Peak device memory", d.peak_memory_bytes, true);
   printLine("GPU busy", d.gpu_busy_ns, false);
   printLine("Recorded duration", d.duration_ns, false);
   std::printf("  %-28s %12.0f -> %-12.0f %s\n\n", "Kernels", d.kernel_count.before, d.kernel_count.after,
               analysis::percentText(d.kernel_count).c_str());
+  if (!d.ranks.empty()) {
+    writeTable(stdout, ranksReport(d), 0);
+    std::printf("\n");
+  }
   const std::string scope = d.per_iteration ? "per steady iteration" : "whole runs: no iterations in both";
   writeTable(stdout, changesReport("classes", "Kernel time by class (" + scope + ")", d.classes, 0), 0);
   std::printf("\n");
@@ -75,6 +105,9 @@ void writeJson(const analysis::TraceDiff& d, const std::string& a, const std::st
   change("gpu_busy_ns", d.gpu_busy_ns);
   change("duration_ns", d.duration_ns);
   change("kernel_count", d.kernel_count);
+  change("job_step_ns", d.job_step_ns);
+  json.key("ranks");
+  writeJsonRows(json, ranksReport(d));
   json.key("classes");
   writeJsonRows(json, changesReport("classes", "", d.classes, 0));
   json.key("kernels");
@@ -127,7 +160,9 @@ const Command& diffCommand() {
       "gpuscope diff BEFORE AFTER [options]",
       "Shows what changed between two runs: steady iteration time, peak device memory, GPU busy\n"
       "time, kernel time by class and by kernel (per steady iteration when both runs have\n"
-      "iterations), and the kernels that appeared or disappeared.",
+      "iterations), the kernels that appeared or disappeared, and for two runs of a job of\n"
+      "several ranks, each rank's step and what fills it (compute, communication alone, idle,\n"
+      "its host's own work).",
       kOptions,
       runDiff};
   return command;

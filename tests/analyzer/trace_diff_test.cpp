@@ -48,6 +48,29 @@ TEST(TraceDiff, FusedRunComparedPerIteration) {
   EXPECT_EQ(d.disappeared.size(), 2u);
 }
 
+// A built 2-rank job whose rank 1 was 300 µs late to its GEMM each step, against the same job on time: rank 1's
+// host work and GPU idle time are 300 µs shorter and its all-reduce starts as early as rank 0's; a single
+// process has no ranks to compare.
+TEST(TraceDiff, TwoRunsOfAJobComparedRankByRank) {
+  TempDir late_dir, on_time_dir;
+  const TraceData late = loadForTest(testing::buildTwoRankJob(late_dir.dir(), {}));
+  const TraceData on_time = loadForTest(testing::buildTwoRankJob(on_time_dir.dir(), {.late_ns = 0}));
+  const TraceDiff d = diffTraces(late, on_time);
+  ASSERT_EQ(d.ranks.size(), 2u);
+  EXPECT_EQ(d.ranks[0].rank, 0);
+  EXPECT_EQ(d.ranks[1].rank, 1);
+  EXPECT_DOUBLE_EQ(d.ranks[0].comm_alone_ns.delta(), 0);  // 380 µs: waiting for rank 1, then for nobody
+  EXPECT_DOUBLE_EQ(d.ranks[1].comm_alone_ns.before, 80'000);
+  EXPECT_DOUBLE_EQ(d.ranks[1].comm_alone_ns.after, 380'000);
+  EXPECT_DOUBLE_EQ(d.ranks[1].idle_ns.delta(), -300'000);
+  EXPECT_DOUBLE_EQ(d.ranks[1].host_ns.delta(), -300'000);
+  EXPECT_DOUBLE_EQ(d.job_step_ns.before, 1'000'000);  // both paced by the GPU's 1 ms steps
+  EXPECT_DOUBLE_EQ(d.job_step_ns.after, 1'000'000);
+  TempDir dir;
+  writeRun(dir.path("a.gpuscope"), 6, false);
+  EXPECT_TRUE(diffTraces(loadForTest(dir.path("a.gpuscope")), late).ranks.empty());
+}
+
 TEST(TraceDiff, ARunAgainstItselfChangesNothing) {
   const TraceData run = loadForTest(testing::fixturePath("pytorch_gpt2_step.gpuscope"));
   const TraceDiff d = diffTraces(run, run);
