@@ -43,6 +43,7 @@ const Rule& stragglerRule();
 const Rule& pinnedAllocationRule();
 const Rule& outOfMemoryRiskRule();
 const Rule& rankMemoryImbalanceRule();
+const Rule& loadImbalanceRule();
 std::vector<Rule> allRules();
 
 // The launch-bound rule looking ahead: the host's work per step after the other fixes against the GPU's

@@ -25,6 +25,7 @@ struct RankActivity {
   std::vector<Interval> comm, compute, copies, idle;
   std::vector<Interval> comm_kernels;  // every communication kernel of the device, whole run, in start order
   std::vector<int32_t> comm_names;     // their names (string ids)
+  std::vector<int64_t> step_compute;   // per timed step, in order: its compute kernels' time (merged)
 };
 
 bool isComm(const TraceData& t, const std::vector<KernelKind>& kinds, size_t k) {
@@ -95,6 +96,7 @@ RankActivity measureRank(const TraceData& t, const std::vector<KernelKind>& kind
   RankActivity a = activityOf(t, kinds, r, timed.spans);
   r.steps = static_cast<int64_t>(timed.spans.size());
   if (r.steps == 0) return a;
+  for (const Interval& span : timed.spans) a.step_compute.push_back(overlapLength(a.compute, span.start, span.end));
   std::vector<int64_t> periods = timed.periods;
   r.step_ns = summarize(periods).median;
   const std::vector<Interval> overlapped = intersect(a.comm, a.compute);
@@ -333,6 +335,29 @@ void findStraggler(const TraceData& t, const std::vector<RankActivity>& acts,
   job.straggler = s;
 }
 
+// Per step (the k-th timed step of each rank), how far the busiest rank's compute exceeds the ranks' mean, and
+// which rank was the busiest most often.
+void findImbalance(const std::vector<RankActivity>& acts, JobView& job) {
+  size_t steps = SIZE_MAX;
+  for (const RankActivity& a : acts) steps = std::min(steps, a.step_compute.size());
+  if (steps == 0 || steps == SIZE_MAX) return;
+  std::vector<int64_t> busiest(acts.size(), 0);
+  int64_t over = 0;
+  for (size_t k = 0; k < steps; ++k) {
+    size_t top = 0;
+    int64_t sum = 0;
+    for (size_t r = 0; r < acts.size(); ++r) {
+      sum += acts[r].step_compute[k];
+      top = acts[r].step_compute[k] > acts[top].step_compute[k] ? r : top;
+    }
+    over += acts[top].step_compute[k] - sum / static_cast<int64_t>(acts.size());
+    ++busiest[top];
+  }
+  job.imbalance_ns = over / static_cast<int64_t>(steps);
+  job.busiest = static_cast<size_t>(std::max_element(busiest.begin(), busiest.end()) - busiest.begin());
+  job.busiest_share = static_cast<double>(busiest[job.busiest]) / static_cast<double>(steps);
+}
+
 }  // namespace
 
 JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds, const MemoryAnalysis& memory) {
@@ -365,6 +390,7 @@ JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds,
   job.step_ns = job.ranks[job.slowest].step_ns;
   const std::vector<std::vector<Interval>> matched = matchCollectives(trace, acts, job);
   findStraggler(trace, acts, matched, job);
+  findImbalance(acts, job);
   return job;
 }
 

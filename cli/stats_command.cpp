@@ -241,7 +241,9 @@ Report ranksReport(const analysis::JobView& job, const analysis::TraceData& trac
              (job.unmatched.empty() ? std::to_string(job.collectives) + " collectives matched, ending within " +
                                           formatDuration(job.clock_residual_ns) + " of each other"
                                     : "collectives not compared: " + job.unmatched) +
-             "; per step, start to next start)";
+             "; per step, start to next start; each step's busiest rank ran " + formatDuration(job.imbalance_ns) +
+             " of compute above the ranks' mean, rank " + std::to_string(job.ranks[job.busiest].rank) + " in " +
+             analysis::formatShare(job.busiest_share) + " of the steps)";
   }
   Report r{"ranks",
            title,

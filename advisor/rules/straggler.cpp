@@ -17,10 +17,9 @@ namespace {
 // A rank late by less than this share of the job's step, or this time, is within the ranks' normal jitter.
 constexpr double kLateShare = 0.05;
 
-// By chance each of N ranks arrives last at 1/N of the collectives; a straggler arrives last at most of them.
-// Past halfway from chance to every collective (75 % of 2 ranks, 56 % of 8) it is no coin toss: a clean
-// 2-rank DDP job recorded on 2 x H100 had one rank last at 52.9 % of 176 collectives.
-double lastShareNeeded(size_t ranks) { return (1.0 + 1.0 / static_cast<double>(ranks)) / 2.0; }
+// By chance each of N ranks arrives last at 1/N of the collectives; a straggler arrives last at most of them,
+// past analysis::notByChance: a clean 2-rank DDP job recorded on 2 x H100 had one rank last at 52.9 % of 176
+// collectives.
 constexpr int64_t kLateNs = 50'000;
 
 std::optional<Finding> straggler(const Context& c);
@@ -89,7 +88,7 @@ std::optional<Finding> straggler(const Context& c) {
   if (!job.straggler || job.step_ns <= 0) return std::nullopt;
   const analysis::Straggler& s = *job.straggler;
   const double late_share = static_cast<double>(s.late_ns) / static_cast<double>(job.step_ns);
-  if (s.last_share < lastShareNeeded(job.ranks.size()) || late_share < kLateShare || s.late_ns < kLateNs) {
+  if (s.last_share < analysis::notByChance(job.ranks.size()) || late_share < kLateShare || s.late_ns < kLateNs) {
     return std::nullopt;
   }
   const analysis::RankStep& late = job.ranks[s.rank_index];
@@ -148,7 +147,8 @@ std::optional<std::string> slowerHostNote(const Context& c) {
   const analysis::JobView& job = c.job;
   if (!job.straggler || job.step_ns <= 0 || straggler(c)) return std::nullopt;
   const analysis::Straggler& s = *job.straggler;
-  if (s.last_share < lastShareNeeded(job.ranks.size()) || s.spread_ns < kLateShare * static_cast<double>(job.step_ns)) {
+  if (s.last_share < analysis::notByChance(job.ranks.size()) ||
+      s.spread_ns < kLateShare * static_cast<double>(job.step_ns)) {
     return std::nullopt;
   }
   const std::string who = "rank " + std::to_string(job.ranks[s.rank_index].rank);

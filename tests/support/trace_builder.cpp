@@ -139,6 +139,7 @@ std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& 
   const char* gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
   TwoRankJob rank0{.late_ns = 0, .host1 = "host-a", .skew_ns = 0, .collective1 = TwoRankJob{}.collective1};
   rank0.hosts_busy = job.hosts_busy;
+  rank0.alternating_extra_ns = job.alternating_extra_ns;
   std::vector<std::string> traces;
   for (int rank = 0; rank < 2; ++rank) {
     const TwoRankJob& r = rank == 0 ? rank0 : job;
@@ -151,8 +152,9 @@ std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& 
       for (int64_t c = 5'000; r.late_in_calls && c < r.late_ns; c += 30'000) {
         b.api("cudaStreamGetCaptureInfo", t + c, t + c + 20'000);
       }
-      b.kernel(gemm, t + 10'000 + r.late_ns, t + 510'000 + r.late_ns, 7, t + 5'000 + r.late_ns);
-      b.kernel(r.collective1, t + 520'000 + r.late_ns, t + 900'000, 9, t + 6'000 + r.late_ns);
+      const int64_t extra = step % 2 == rank ? r.alternating_extra_ns : 0;
+      b.kernel(gemm, t + 10'000 + r.late_ns, t + 510'000 + r.late_ns + extra, 7, t + 5'000 + r.late_ns);
+      b.kernel(r.collective1, t + 520'000 + r.late_ns + extra, t + 900'000, 9, t + 6'000 + r.late_ns);
       // The host issues the step, then waits for it (as `loss.item()` does): the GPU sets the pace.
       if (!r.hosts_busy) b.api("cudaStreamSynchronize", t + 50'000 + r.late_ns, t + 900'000);
     }

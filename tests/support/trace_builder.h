@@ -60,6 +60,8 @@ struct TwoRankJob {
   // Rank 1's lateness spent in CUDA calls (30 µs apart) before its GEMM's launch, not in a stretch of its own:
   // the same launches, a slower host.
   bool late_in_calls = false;
+  // The ranks take turns at having more work: each step, the GEMM of rank (step % 2) runs this much longer.
+  int64_t alternating_extra_ns = 0;
 };
 std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& job);
 
