@@ -88,6 +88,33 @@ RankActivity activityOf(const TraceData& t, const std::vector<KernelKind>& kinds
   return a;
 }
 
+// The rank's host work and its stretches without a CUDA call in the median step (the step is a median too: one
+// slow step, a collection or a checkpoint, is no rank's steady work); nothing where its calls are not recorded.
+void measureHost(const TraceData& t, const std::vector<Interval>& steps, RankStep& r) {
+  const auto& sessions = t.api_calls.session;
+  if (std::find(sessions.begin(), sessions.end(), r.session) == sessions.end()) return;
+  const std::vector<Interval> waits = hostWaitCalls(t, r.session), calls = cudaCalls(t, r.session);
+  std::vector<int64_t> own, away;
+  for (const Interval& s : steps) {
+    own.push_back(s.end - s.start - overlapLength(waits, s.start, s.end));
+    away.push_back(totalLength(awayStretches(calls, s.start, s.end, std::min(kHostBusyGapNs, r.step_ns / 10))));
+  }
+  r.host_ns = summarize(own).median;
+  r.away_ns = summarize(away).median;
+}
+
+// Kernels of the device launched inside the spans (disjoint), counted by their launch calls, which the spans (the
+// host's steps) hold: a lagging GPU's kernels would start in the next span.
+int64_t launchesIn(const TraceData& t, int32_t device, const std::vector<Interval>& spans) {
+  int64_t count = 0;
+  for (size_t k = 0; k < t.kernels.size(); ++k) {
+    if (t.kernels.device[k] != device || t.kernels.launch_call[k] == kNone) continue;
+    const int64_t launched = t.api_calls.start_ns[static_cast<size_t>(t.kernels.launch_call[k])];
+    count += overlapLength(spans, launched, launched + 1) > 0;
+  }
+  return count;
+}
+
 // The rank's step and its breakdown, from its own iterations.
 RankActivity measureRank(const TraceData& t, const std::vector<KernelKind>& kinds, RankStep& r) {
   const Iterations it = findIterations(t, r.session);
@@ -107,27 +134,8 @@ RankActivity measureRank(const TraceData& t, const std::vector<KernelKind>& kind
   r.copy_ns = totalLength(a.copies) / n;
   r.idle_ns = totalLength(a.idle) / n;
   r.between_ns = overlapLength(a.idle, mergeIntervals(timed.between)) / n;
-  // The median step's, as the step is: one slow step (a collection, a checkpoint) is no rank's steady work.
-  const bool calls =
-      std::find(t.api_calls.session.begin(), t.api_calls.session.end(), r.session) != t.api_calls.session.end();
-  if (calls) {
-    const std::vector<Interval> waits = hostWaitCalls(t, r.session), all = cudaCalls(t, r.session);
-    std::vector<int64_t> own, away;
-    for (const Interval& s : timed.spans) {
-      own.push_back(s.end - s.start - overlapLength(waits, s.start, s.end));
-      away.push_back(totalLength(awayStretches(all, s.start, s.end, std::min(kHostBusyGapNs, r.step_ns / 10))));
-    }
-    r.host_ns = summarize(own).median;
-    r.away_ns = summarize(away).median;
-  }
-  // Counted by their launch calls, which the spans (the host's steps) hold, where a lagging GPU's kernels would
-  // fall in the next span.
-  for (size_t k = 0; k < t.kernels.size(); ++k) {
-    if (t.kernels.device[k] != r.device || t.kernels.launch_call[k] == kNone) continue;
-    const int64_t launched = t.api_calls.start_ns[static_cast<size_t>(t.kernels.launch_call[k])];
-    r.kernels += overlapLength(a.spans, launched, launched + 1) > 0;
-  }
-  r.kernels /= n;
+  measureHost(t, timed.spans, r);
+  r.kernels = launchesIn(t, r.device, a.spans) / n;
   return a;
 }
 
@@ -269,7 +277,7 @@ void explain(const TraceData& t, const std::vector<RankActivity>& acts, JobView&
     own_code = away(r) - medianOfOthers(job.ranks, me, away);
   }
   const int64_t host_delta = host(r) - medianOfOthers(job.ranks, me, host);
-  s.spread_ns = std::max<int64_t>(0, host_delta - std::max<int64_t>(0, own_code));
+  if (own_code != INT64_MAX) s.spread_ns = std::max<int64_t>(0, host_delta - std::max<int64_t>(0, own_code));
   const std::array<std::pair<const char*, int64_t>, 3> deltas{{
       {"its kernels", kernels(r) - medianOfOthers(job.ranks, me, kernels)},
       {"its host work", std::min(own_code, host_delta)},
