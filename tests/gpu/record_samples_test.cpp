@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -204,6 +205,35 @@ TEST_F(RecordSample, TorchBridgeRecordsModulesAndTensors) {
   EXPECT_GT(query(r, "SELECT count(*) FROM allocator_event WHERE action = 1"), 1000);
   EXPECT_EQ(query(r, "SELECT count(*) FROM tensor_role WHERE role = 1"), 28);
   EXPECT_EQ(query(r, "SELECT count(*) FROM tensor_role WHERE role = 4"), 56);
+}
+
+int gpuCount() {
+  FILE* pipe = popen("nvidia-smi -L 2>/dev/null | grep -c '^GPU '", "r");
+  int count = 0;
+  if (pipe && std::fscanf(pipe, "%d", &count) != 1) count = 0;
+  if (pipe) pclose(pipe);
+  return count;
+}
+
+// record --torch of a 2-rank torchrun job: the program's output and exit code unchanged, one trace holding both
+// ranks (and the launcher), each rank's NCCL kernels, and the job view of `gpuscope stats`.
+TEST_F(RecordSample, TorchrunJobIsOneTraceOfItsRanks) {
+  if (gpuCount() < 2) GTEST_SKIP() << "fewer than 2 GPUs here: the multi-rank record test needs 2";
+  if (std::system("python3 -c 'import torch' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no PyTorch for python3";
+  const std::string program = "torchrun --standalone --nproc_per_node=2 " + sourceFile("tests/gpu/ddp_two_ranks.py");
+  ASSERT_EQ(std::system((program + " >" + dir_.path("plain") + " 2>/dev/null").c_str()), 0);
+  TraceReader r = recordCommand("job", "--torch", program, /*self_check=*/false);
+  EXPECT_EQ(out_, testing::readFile(dir_.path("plain")));
+  EXPECT_EQ(query(r, "SELECT count(DISTINCT rank) FROM session WHERE rank IS NOT NULL"), 2);
+  EXPECT_EQ(query(r, "SELECT count(DISTINCT k.session_id) FROM kernel_view k WHERE k.name_text LIKE 'ncclDevKernel%'"),
+            2);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'DistributedDataParallel (forward)'"), 24);
+  const std::string stats = dir_.path("ranks.txt");
+  ASSERT_EQ(
+      std::system(
+          (testing::gpuscopeBinary() + " stats --report ranks " + dir_.path("job.gpuscope") + " >" + stats).c_str()),
+      0);
+  EXPECT_NE(testing::readFile(stats).find("2 ranks on one host"), std::string::npos) << testing::readFile(stats);
 }
 
 // apply --record with a plan of every fix kind: each applied (attention reported as needing code), the
