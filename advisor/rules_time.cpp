@@ -476,7 +476,7 @@ std::optional<Finding> serialCopies(const Context& c) {
 void communicationAndCompute(const Context& c, std::vector<Interval>& comm, std::vector<Interval>& compute) {
   const auto& k = c.trace.kernels;
   for (size_t i = 0; i < k.size(); ++i) {
-    if (!c.inSteps(i)) continue;
+    if (k.device[i] != c.device || !c.inTimedSteps(k.start_ns[i])) continue;
     const bool is_comm = c.kindOf(i).cls == analysis::KernelClass::kCommunication;
     (is_comm ? comm : compute).push_back({k.start_ns[i], k.end_ns[i]});
   }
@@ -526,7 +526,7 @@ CollectiveLoops collectiveLoops(const Context& c) {
     first = -1, collectives = 0, launches = 0;
   };
   for (size_t i = 0; i < k.size(); ++i) {
-    if (k.device[i] != c.device || k.launch_call[i] == analysis::kNone || !c.inSteps(i)) continue;
+    if (k.device[i] != c.device || k.launch_call[i] == analysis::kNone || !c.inTimedSteps(k.start_ns[i])) continue;
     const analysis::KernelClass cls = c.kindOf(i).cls;
     const bool comm = cls == analysis::KernelClass::kCommunication;
     if (!comm && cls != analysis::KernelClass::kElementwise && cls != analysis::KernelClass::kCopy) {
@@ -540,7 +540,7 @@ CollectiveLoops collectiveLoops(const Context& c) {
     ++launches, collectives += comm;
   }
   close();
-  return {c.perStep(out.host_ns), c.perStep(out.collectives)};
+  return {c.perTimedStep(out.host_ns), c.perTimedStep(out.collectives)};
 }
 
 // The fix in the program's own terms where the bridge saw how its model is spread over the ranks.
@@ -575,13 +575,13 @@ std::optional<Finding> exposedCommunication(const Context& c) {
   communicationAndCompute(c, comm, compute);
   if (comm.empty()) return std::nullopt;
   const int64_t overlap = analysis::overlapLength(comm, compute);
-  const int64_t total = c.perStep(analysis::totalLength(comm));
-  const int64_t alone = c.perStep(analysis::totalLength(comm) - overlap);
+  const int64_t total = c.perTimedStep(analysis::totalLength(comm));
+  const int64_t alone = c.perTimedStep(analysis::totalLength(comm) - overlap);
   // Waiting inside collectives for a later rank moves no data: a straggler's problem (the straggler rule), or
   // the ranks' jitter, which no overlap takes away.
   const int64_t waiting = waitInCollectives(c);
   const int64_t exposed = std::max<int64_t>(0, alone - waiting);
-  const int64_t compute_alone = c.perStep(analysis::totalLength(compute) - overlap);
+  const int64_t compute_alone = c.perTimedStep(analysis::totalLength(compute) - overlap);
   // Where the host sets the pace, the GPU has time to spare: communication alone on its timeline then runs while
   // the host issues what comes next, and hiding it wins at most the step less the host's own work. A 2-rank DDP
   // loop of 1 x 512-token micro-batches (2 x H200) had 35 % of its step as communication alone, and all-reducing
