@@ -37,6 +37,8 @@ std::pair<int64_t, int64_t> firstSteady(const TraceSnapshot& s) {
   return {s.trace().startNs(), s.trace().durationNs()};
 }
 
+constexpr int kRanksTab = 2;  // "By rank", shown for two runs of a job
+
 QString changeText(double delta) { return (delta > 0 ? "+" : "") + durationText(static_cast<int64_t>(delta)); }
 
 }  // namespace
@@ -128,12 +130,56 @@ QVariant IterationsModel::data(const QModelIndex& index, int role) const {
   }
 }
 
+RankChangesModel::RankChangesModel(QObject* parent)
+    : TableModel({tr("Rank"), tr("Step before"), tr("Step after"), tr("Change (%)"), tr("Compute before"),
+                  tr("Compute after"), tr("Comm alone before"), tr("Comm alone after"), tr("GPU idle before"),
+                  tr("GPU idle after"), tr("Host work before"), tr("Host work after")},
+                 parent) {}
+
+void RankChangesModel::setRows(std::vector<analysis::RankChange> rows) {
+  beginResetModel();
+  rows_ = std::move(rows);
+  endResetModel();
+}
+
+int RankChangesModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+QVariant RankChangesModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+  const analysis::RankChange& r = rows_[static_cast<size_t>(index.row())];
+  if (role == Qt::TextAlignmentRole && index.column() != kRank) return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::ForegroundRole && index.column() == kPercent && r.step_ns.delta() != 0) {
+    return QColor(r.step_ns.delta() < 0 ? Qt::darkGreen : Qt::darkRed);
+  }
+  if (role != Qt::DisplayRole) return {};
+  const auto ns = [](double v) { return durationText(static_cast<int64_t>(v)); };
+  switch (index.column()) {
+    case kRank: return QString::number(r.rank);
+    case kStepBefore: return ns(r.step_ns.before);
+    case kStepAfter: return ns(r.step_ns.after);
+    case kPercent: return qs(analysis::percentText(r.step_ns));
+    case kComputeBefore: return ns(r.compute_ns.before);
+    case kComputeAfter: return ns(r.compute_ns.after);
+    case kCommBefore: return ns(r.comm_alone_ns.before);
+    case kCommAfter: return ns(r.comm_alone_ns.after);
+    case kIdleBefore: return ns(r.idle_ns.before);
+    case kIdleAfter: return ns(r.idle_ns.after);
+    case kHostBefore: return ns(r.host_ns.before);
+    case kHostAfter: return ns(r.host_ns.after);
+    default: return {};
+  }
+}
+
 DiffView::DiffView(QWidget* parent)
     : QWidget(parent),
       summary_(new QLabel(this)),
       classes_(new ChangesModel(this)),
       kernels_(new ChangesModel(this)),
       iterations_(new IterationsModel(this)),
+      ranks_(new RankChangesModel(this)),
+      tabs_(new QTabWidget(this)),
       before_timeline_(new TimelineView(this)),
       after_timeline_(new TimelineView(this)) {
   summary_->setTextFormat(Qt::RichText);
@@ -144,13 +190,14 @@ DiffView::DiffView(QWidget* parent)
   auto* timelines = new QSplitter(Qt::Vertical, this);
   timelines->addWidget(before_timeline_);
   timelines->addWidget(after_timeline_);
-  auto* tabs = new QTabWidget(this);
-  tabs->addTab(kernels, tr("By class and kernel"));
-  tabs->addTab(tableOf(iterations_, tabs), tr("By iteration"));
-  tabs->addTab(timelines, tr("Timelines (before above, after below)"));
+  tabs_->addTab(kernels, tr("By class and kernel"));
+  tabs_->addTab(tableOf(iterations_, tabs_), tr("By iteration"));
+  tabs_->addTab(tableOf(ranks_, tabs_), tr("By rank"));
+  tabs_->addTab(timelines, tr("Timelines (before above, after below)"));
+  tabs_->setTabVisible(kRanksTab, false);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(summary_);
-  layout->addWidget(tabs, 1);
+  layout->addWidget(tabs_, 1);
 }
 
 QString DiffView::summaryText() const { return summary_->text(); }
@@ -161,6 +208,7 @@ void DiffView::setDiff(std::shared_ptr<const DiffSnapshot> diff) {
   QString html = "<b>" + qs(diff_->before->path).toHtmlEscaped() + "</b> → <b>" +
                  qs(diff_->after->path).toHtmlEscaped() + "</b><table cellspacing=4>";
   if (d.per_iteration) html += line("Iteration (steady median)", d.iteration_ns, false);
+  if (!d.ranks.empty()) html += line("Job step (slowest rank)", d.job_step_ns, false);
   html += line("Peak device memory", d.peak_memory_bytes, true);
   html += line("GPU busy", d.gpu_busy_ns, false);
   html += QString("<tr><td>Kernels</td><td align=right>%1</td><td>→</td><td align=right>%2</td><td>%3</td></tr>")
@@ -176,6 +224,8 @@ void DiffView::setDiff(std::shared_ptr<const DiffSnapshot> diff) {
   classes_->setRows(d.classes);
   kernels_->setRows(d.kernels);
   iterations_->setRuns(diff_->before->iterations, diff_->after->iterations);
+  ranks_->setRows(d.ranks);
+  tabs_->setTabVisible(kRanksTab, !d.ranks.empty());
   alignTimelines();
 }
 

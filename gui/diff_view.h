@@ -1,8 +1,8 @@
 // The Diff view: this trace against another (File ▸ Compare with…, or --diff), as `gpuscope diff` shows
 // them: the steady iteration, peak memory, GPU busy time and kernel count before and after, then kernel
 // time per class and per kernel, largest change first, and the kernels that appeared or disappeared; each
-// iteration's time before and after; and the two timelines one above the other on one time scale, each
-// from its first steady iteration, so what got shorter shows.
+// iteration's time before and after; for two runs of a job, each rank's step; and the two timelines one above the other
+// on one time scale, each from its first steady iteration, so what got shorter shows.
 #pragma once
 
 #include <QWidget>
@@ -13,6 +13,7 @@
 #include "gui/trace_snapshot.h"
 
 class QLabel;
+class QTabWidget;
 class QTableView;
 
 namespace gpuscope::gui {
@@ -57,6 +58,35 @@ class IterationsModel : public TableModel {
   std::vector<analysis::Iteration> before_, after_;
 };
 
+// Each rank of two runs of a job, side by side: its step and what fills it (`gpuscope diff`'s ranks).
+class RankChangesModel : public TableModel {
+  Q_OBJECT
+
+ public:
+  enum Column {
+    kRank,
+    kStepBefore,
+    kStepAfter,
+    kPercent,
+    kComputeBefore,
+    kComputeAfter,
+    kCommBefore,
+    kCommAfter,
+    kIdleBefore,
+    kIdleAfter,
+    kHostBefore,
+    kHostAfter,
+    kColumnCount
+  };
+  explicit RankChangesModel(QObject* parent = nullptr);
+  void setRows(std::vector<analysis::RankChange> rows);
+  int rowCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+
+ private:
+  std::vector<analysis::RankChange> rows_;
+};
+
 class DiffView : public QWidget {
   Q_OBJECT
 
@@ -66,6 +96,7 @@ class DiffView : public QWidget {
   ChangesModel* classes() const { return classes_; }
   ChangesModel* kernels() const { return kernels_; }
   IterationsModel* iterations() const { return iterations_; }
+  RankChangesModel* ranks() const { return ranks_; }  // empty unless both runs are jobs of several ranks
   TimelineView* beforeTimeline() const { return before_timeline_; }
   TimelineView* afterTimeline() const { return after_timeline_; }
   QString summaryText() const;
@@ -77,6 +108,8 @@ class DiffView : public QWidget {
   ChangesModel* classes_;
   ChangesModel* kernels_;
   IterationsModel* iterations_;
+  RankChangesModel* ranks_;
+  QTabWidget* tabs_;
   TimelineView* before_timeline_;
   TimelineView* after_timeline_;
 };

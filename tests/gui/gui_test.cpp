@@ -387,6 +387,7 @@ class GuiTest : public QObject {
     QVERIFY(std::abs(static_cast<double>((b.viewEnd() - b.viewStart()) - (a.viewEnd() - a.viewStart()))) <=
             2 * std::max(a.nsPerPixel(), b.nsPerPixel()));
     QVERIFY(!compareTraces(before, "/no/such/trace.gpuscope"));
+    QCOMPARE(view.ranks()->rowCount(), 0);  // one process each: no ranks to compare
 
     MainWindow window;
     QSignalSpy diffs(&window, &MainWindow::diffShown);
@@ -394,6 +395,23 @@ class GuiTest : public QObject {
     window.compareWith(fixture("runtime_mlp_after.gpuscope"));
     QVERIFY(diffs.wait(60'000));
     QCOMPARE(window.findChild<QTabWidget*>()->currentWidget(), window.diffView());
+  }
+
+  // The real 2-rank DDP job against itself: the job's step in the summary, each rank in the "By rank" tab.
+  void diffComparesAJobRankByRank() {
+    Result<std::shared_ptr<const TraceSnapshot>> job = analyseTrace(GPUSCOPE_MULTIRANK_TRACE);
+    QVERIFY(job);
+    Result<std::shared_ptr<const DiffSnapshot>> d = compareTraces(*job, GPUSCOPE_MULTIRANK_TRACE);
+    QVERIFY(d);
+    DiffView view;
+    QAbstractItemModelTester tester(view.ranks(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    view.setDiff(*d);
+    QVERIFY(view.summaryText().contains("Job step (slowest rank)"));
+    QCOMPARE(view.ranks()->rowCount(), 2);
+    QCOMPARE(view.ranks()->index(1, RankChangesModel::kRank).data().toString(), QString("1"));
+    QCOMPARE(view.ranks()->index(1, RankChangesModel::kStepBefore).data().toString(),
+             view.ranks()->index(1, RankChangesModel::kStepAfter).data().toString());
+    QVERIFY(view.ranks()->index(0, RankChangesModel::kHostAfter).data().toString().endsWith(" ms"));
   }
 
   // A kernel's details carry its launch configuration and the call that launched it, to which an arrow
