@@ -124,6 +124,10 @@ bool Context::inSteps(size_t kernel) const {
   return trace.kernels.device[kernel] == device && inSteps(trace.kernels.start_ns[kernel]);
 }
 
+bool Context::inTimedSteps(size_t kernel) const {
+  return trace.kernels.device[kernel] == device && inTimedSteps(trace.kernels.start_ns[kernel]);
+}
+
 // Per-step figures are totals over the steady windows divided by their count, and the step is the median
 // period: where windows run longer than the median (a slow step among them), a figure can come out a little
 // above the step. No part of a step is more than the step.
@@ -265,15 +269,15 @@ bool Context::modelRan() const {
 // DDP's root module is DistributedDataParallel, FSDP1's FullyShardedDataParallel, FSDP2's FSDP<model class>.
 DataParallel Context::dataParallel() const {
   if (framework != Framework::kPyTorch) return DataParallel::kUnknown;
-  bool model = false;
+  bool any_module = false;
   for (size_t r = 0; r < trace.nvtx.size(); ++r) {
     const std::string& name = trace.text(trace.nvtx.name[r]);
     if (trace.nvtx.session[r] != session || !analysis::isModuleRange(name)) continue;
-    model = true;
+    any_module = true;
     if (name.starts_with("DistributedDataParallel")) return DataParallel::kDdp;
     if (name.starts_with("FullyShardedDataParallel") || name.starts_with("FSDP")) return DataParallel::kFsdp;
   }
-  return model ? DataParallel::kNone : DataParallel::kUnknown;
+  return any_module ? DataParallel::kNone : DataParallel::kUnknown;
 }
 
 // A step whose kernels are mostly a compiler's (Inductor's triton_*, XLA's fusions) or replayed from CUDA graphs

@@ -114,6 +114,8 @@ struct Context {
   bool inSteps(size_t kernel) const;
   bool inSteps(int64_t start_ns) const;
   bool inTimedSteps(int64_t start_ns) const;
+  // Whether a kernel of `device` starts inside the timed step windows.
+  bool inTimedSteps(size_t kernel) const;
   // A total over the step windows as a per-step figure.
   int64_t perStep(int64_t total_ns) const { return step.count > 0 ? total_ns / step.count : total_ns; }
   // A total over the timed step windows (the timeline's figures) as a per-step figure.

@@ -476,7 +476,7 @@ std::optional<Finding> serialCopies(const Context& c) {
 void communicationAndCompute(const Context& c, std::vector<Interval>& comm, std::vector<Interval>& compute) {
   const auto& k = c.trace.kernels;
   for (size_t i = 0; i < k.size(); ++i) {
-    if (k.device[i] != c.device || !c.inTimedSteps(k.start_ns[i])) continue;
+    if (!c.inTimedSteps(i)) continue;
     const bool is_comm = c.kindOf(i).cls == analysis::KernelClass::kCommunication;
     (is_comm ? comm : compute).push_back({k.start_ns[i], k.end_ns[i]});
   }
@@ -526,7 +526,7 @@ CollectiveLoops collectiveLoops(const Context& c) {
     first = -1, collectives = 0, launches = 0;
   };
   for (size_t i = 0; i < k.size(); ++i) {
-    if (k.device[i] != c.device || k.launch_call[i] == analysis::kNone || !c.inTimedSteps(k.start_ns[i])) continue;
+    if (k.launch_call[i] == analysis::kNone || !c.inTimedSteps(i)) continue;
     const analysis::KernelClass cls = c.kindOf(i).cls;
     const bool comm = cls == analysis::KernelClass::kCommunication;
     if (!comm && cls != analysis::KernelClass::kElementwise && cls != analysis::KernelClass::kCopy) {

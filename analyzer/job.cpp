@@ -91,9 +91,9 @@ RankActivity activityOf(const TraceData& t, const std::vector<KernelKind>& kinds
 // The rank's host work and its stretches without a CUDA call in the median step (the step is a median too: one
 // slow step, a collection or a checkpoint, is no rank's steady work); nothing where its calls are not recorded.
 void measureHost(const TraceData& t, const std::vector<Interval>& steps, RankStep& r) {
-  const auto& sessions = t.api_calls.session;
-  if (std::find(sessions.begin(), sessions.end(), r.session) == sessions.end()) return;
-  const std::vector<Interval> waits = hostWaitCalls(t, r.session), calls = cudaCalls(t, r.session);
+  const std::vector<Interval> calls = cudaCalls(t, r.session);
+  if (calls.empty()) return;
+  const std::vector<Interval> waits = hostWaitCalls(t, r.session);
   std::vector<int64_t> own, away;
   for (const Interval& s : steps) {
     own.push_back(s.end - s.start - overlapLength(waits, s.start, s.end));

@@ -22,11 +22,12 @@ struct Side {
   std::map<std::string, std::pair<double, double>> by_class;  // "class precision" -> (time ns, count)
 };
 
-Side measure(const TraceData& t, const Iterations& iterations, bool per_iteration) {
+Side measure(const TraceData& t, const std::vector<KernelKind>& kinds, const Iterations& iterations,
+             bool per_iteration) {
   Side side;
   const double divisor = per_iteration ? static_cast<double>(iterations.steady_duration.count) : 1.0;
   std::vector<std::string> class_of_config;
-  for (const KernelKind& kind : classifyConfigs(t)) {
+  for (const KernelKind& kind : kinds) {
     std::string label(toString(kind.cls));
     if (kind.precision != Precision::kUnknown) label += " " + std::string(toString(kind.precision));
     class_of_config.push_back(label);
@@ -88,14 +89,16 @@ TraceDiff diffTraces(const TraceData& before, const TraceData& after) {
   TraceDiff diff;
   const Iterations it_before = findIterations(before), it_after = findIterations(after);
   diff.per_iteration = it_before.steady_duration.count > 0 && it_after.steady_duration.count > 0;
-  const Side b = measure(before, it_before, diff.per_iteration), a = measure(after, it_after, diff.per_iteration);
+  const std::vector<KernelKind> kinds_before = classifyConfigs(before), kinds_after = classifyConfigs(after);
+  const Side b = measure(before, kinds_before, it_before, diff.per_iteration);
+  const Side a = measure(after, kinds_after, it_after, diff.per_iteration);
   if (diff.per_iteration) {
     diff.iteration_ns = {static_cast<double>(it_before.steady_duration.median),
                          static_cast<double>(it_after.steady_duration.median)};
   }
   const MemoryAnalysis mb = analyzeMemory(before, it_before), ma = analyzeMemory(after, it_after);
   diff.peak_memory_bytes = {highestPeak(mb), highestPeak(ma)};
-  compareJobs(analyzeJob(before, classifyConfigs(before), mb), analyzeJob(after, classifyConfigs(after), ma), diff);
+  compareJobs(analyzeJob(before, kinds_before, mb), analyzeJob(after, kinds_after, ma), diff);
   const Stats sb = computeStats(before), sa = computeStats(after);
   diff.gpu_busy_ns = {static_cast<double>(sb.summary.gpu_busy_ns), static_cast<double>(sa.summary.gpu_busy_ns)};
   diff.duration_ns = {static_cast<double>(sb.summary.duration_ns), static_cast<double>(sa.summary.duration_ns)};
