@@ -13,6 +13,7 @@ std::vector<Rule> allRules() {
   all.push_back(preallocationRule());
   all.push_back(stragglerRule());
   all.push_back(loadImbalanceRule());
+  all.push_back(collectiveBandwidthRule());
   all.push_back(pinnedAllocationRule());
   all.push_back(outOfMemoryRiskRule());
   all.push_back(rankMemoryImbalanceRule());

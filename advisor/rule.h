@@ -44,6 +44,10 @@ const Rule& pinnedAllocationRule();
 const Rule& outOfMemoryRiskRule();
 const Rule& rankMemoryImbalanceRule();
 const Rule& loadImbalanceRule();
+const Rule& collectiveBandwidthRule();
+// Whether NCCL's large operations reach under a quarter of the NVLink's bandwidth (collective_bandwidth's test):
+// their time alone on the timeline is then the link's problem, not the overlap's.
+bool collectivesFarBelowLink(const Context& context);
 std::vector<Rule> allRules();
 
 // The launch-bound rule looking ahead: the host's work per step after the other fixes against the GPU's

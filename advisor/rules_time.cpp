@@ -540,6 +540,9 @@ CollectiveLoops collectiveLoops(const Context& c) {
     ++launches, collectives += comm;
   }
   close();
+  // A program that issues its collectives one by one does so in every step: a run of them seen once in the
+  // whole recording (DDP's buckets lining up after one slow backward) is not its loop.
+  if (c.perTimedStep(out.collectives) < kLoopCollectives) return {};
   return {c.perTimedStep(out.host_ns), c.perTimedStep(out.collectives)};
 }
 
@@ -571,6 +574,7 @@ void setCommunicationFix(const Context& c, Fix& fix) {
 }
 
 std::optional<Finding> exposedCommunication(const Context& c) {
+  if (collectivesFarBelowLink(c)) return std::nullopt;  // collective_bandwidth's finding, and its fix
   std::vector<Interval> comm, compute;
   communicationAndCompute(c, comm, compute);
   if (comm.empty()) return std::nullopt;
@@ -590,7 +594,11 @@ std::optional<Finding> exposedCommunication(const Context& c) {
   // Collectives the program issues one by one after the backward also cost the host that loop, which bucketed
   // all-reduces started from the backward (DDP) take in part away: the step becomes the longer of the host's
   // work less that part and the GPU's own work less what then hides.
-  const CollectiveLoops loops = collectiveLoops(c);
+  // Under DDP or FSDP the wrapper issues the collectives: a run of them after the backward (DDP's buckets held
+  // back by one whose gradient comes last, a tied embedding's) is no loop of the program's own to replace.
+  const DataParallel wrapper = c.dataParallel();
+  const CollectiveLoops loops =
+      wrapper == DataParallel::kDdp || wrapper == DataParallel::kFsdp ? CollectiveLoops{} : collectiveLoops(c);
   const int64_t host = hostStepAfter(c, HostChanges{});
   if (loops.host_ns > 0 && host > 0) {
     const int64_t gpu = c.perTimedStep(c.timeline.busy_ns) - waiting - std::min(exposed, compute_alone);

@@ -171,6 +171,17 @@ Status loadDescriptions(TraceReader& reader, TraceData& trace, Indexer& index) {
     index.addConfig(r);
     return true;
   }));
+  GPUSCOPE_RETURN_IF_ERROR(reader.forEach<schema::CollectiveRow>([&](const auto& r) {
+    trace.collectives.session.push_back(index.session(r.session_id));
+    trace.collectives.rows.push_back(r);
+    return true;
+  }));
+  Result<std::vector<schema::NvlinkRow>> nvlinks = reader.readAll<schema::NvlinkRow>();
+  if (!nvlinks) return nvlinks.status();
+  trace.nvlinks = std::move(*nvlinks);
+  Result<std::vector<schema::EnvironmentRow>> environment = reader.readAll<schema::EnvironmentRow>();
+  if (!environment) return environment.status();
+  trace.environment = std::move(*environment);
   Result<std::vector<schema::DataQualityRow>> quality = reader.readAll<schema::DataQualityRow>();
   if (!quality) return quality.status();
   trace.data_quality = std::move(*quality);
@@ -412,6 +423,15 @@ void findExtent(TraceData& t) {
 }  // namespace
 
 const std::string& TraceData::text(int32_t string_id) const { return stringOf(strings, schema::StringId{string_id}); }
+
+std::string TraceData::environmentValue(int32_t session, std::string_view name) const {
+  if (session < 0 || static_cast<size_t>(session) >= sessions.size()) return "";
+  std::string value;  // the last row wins: NCCL's variables are read again when it starts
+  for (const schema::EnvironmentRow& row : environment) {
+    if (row.session_id == sessions[session].id && row.name == name) value = row.value;
+  }
+  return value;
+}
 
 std::string TraceData::deviceLabel(int32_t device) const {
   const schema::DeviceRow& d = devices[device];

@@ -98,6 +98,13 @@ struct NvtxTable {
   size_t size() const { return start_ns.size(); }
 };
 
+// NCCL's operations as its profiler plugin described them (`collective` rows), in time order.
+struct CollectiveTable {
+  std::vector<schema::CollectiveRow> rows;
+  std::vector<int32_t> session;  // index into TraceData::sessions, per row
+  size_t size() const { return rows.size(); }
+};
+
 struct TraceData {
   std::string path;
   std::vector<std::string> strings;              // by string id; index 0 is ""
@@ -115,10 +122,15 @@ struct TraceData {
   AllocatorTable allocator;
   TensorRoleTable roles;
   NvtxTable nvtx;
+  CollectiveTable collectives;
+  std::vector<schema::NvlinkRow> nvlinks;            // the GPUs' NVLink connections, as each process saw them
+  std::vector<schema::EnvironmentRow> environment;   // the variables that change CUDA's, NCCL's, … behaviour
   std::vector<schema::DataQualityRow> data_quality;  // as recorded by the collector
   std::vector<std::string> load_warnings;            // what loading found doubtful (and how it was handled)
 
   const std::string& text(int32_t string_id) const;
+  // A session's environment variable as recorded (environment table), "" when unset or not recorded.
+  std::string environmentValue(int32_t session, std::string_view name) const;
   const std::string& kernelName(size_t kernel) const { return text(configs[kernels.config[kernel]].name.id); }
   // "GPU 0 (NVIDIA H100 80GB HBM3)"; with several processes "… of pid 650", and "(rank 0)" when it gave one.
   std::string deviceLabel(int32_t device) const;

@@ -1,9 +1,13 @@
 // gpuscope stats: nsys-stats-like summaries of a trace, as text tables, CSV or JSON (docs/stats-json.md).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "analyzer/collectives.h"
 #include "analyzer/fusion_chains.h"
 #include "analyzer/iterations.h"
 #include "analyzer/job.h"
@@ -268,6 +272,56 @@ Report ranksReport(const analysis::JobView& job, const analysis::TraceData& trac
   return r;
 }
 
+// NCCL's operations by rank, operation and size (from NCCL's profiler plugin), with the bus bandwidth they reached;
+// no rows where the trace has none.
+Report collectivesReport(const analysis::TraceData& trace) {
+  std::string title =
+      "NCCL operations (bus bandwidth as nccl-tests defines it; each operation timed by its shortest "
+      "kernel over the ranks in the trace)";
+  if (!trace.devices.empty()) {
+    if (const std::optional<analysis::GpuLink> link = analysis::nvlinkOf(trace, 0)) {
+      title += "; NVLink " + std::to_string(link->version) + ", " + std::to_string(link->links) + " links, " +
+               analysis::formatFixed(static_cast<double>(link->bytes_per_s_each_way) / 1e9, 1) +
+               " GB/s each way (CUPTI)";
+    }
+  }
+  Report r{"collectives",
+           title,
+           {{"rank", "Rank", Unit::kCount},
+            {"operation", "Operation", Unit::kText},
+            {"bytes", "Size", Unit::kBytes},
+            {"count", "Count", Unit::kCount},
+            {"total_ns", "Total", Unit::kNanoseconds},
+            {"median_ns", "Median", Unit::kNanoseconds},
+            {"bus_bytes_per_s", "Bus bandwidth", Unit::kBytesPerSecond},
+            {"algorithm", "Algorithm", Unit::kText},
+            {"protocol", "Protocol", Unit::kText},
+            {"channels", "Channels", Unit::kCount}},
+           {}};
+  std::map<std::tuple<int64_t, std::string_view, int64_t>, std::vector<const analysis::CollectiveOp*>> groups;
+  const std::vector<analysis::CollectiveOp> ops = analysis::collectiveOps(trace);
+  for (const analysis::CollectiveOp& op : ops) {
+    groups[{trace.sessions[op.session].rank.value_or(op.session), op.operation, op.bytes}].push_back(&op);
+  }
+  for (auto& [key, list] : groups) {
+    std::vector<int64_t> times;
+    int64_t total = 0;
+    double bus_bytes = 0;
+    for (const analysis::CollectiveOp* op : list) {
+      times.push_back(op->transfer_ns);
+      total += op->transfer_ns;
+      bus_bytes += static_cast<double>(op->bytes) * analysis::busFactor(op->operation, op->ranks);
+    }
+    std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+    const analysis::CollectiveOp& first = *list.front();
+    r.rows.push_back({std::get<0>(key), std::string(std::get<1>(key)), std::get<2>(key),
+                      static_cast<int64_t>(list.size()), total, times[times.size() / 2],
+                      total > 0 ? bus_bytes * 1e9 / static_cast<double>(total) : 0.0, std::string(first.algorithm),
+                      std::string(first.protocol), first.channels});
+  }
+  return r;
+}
+
 Report memoryReport(const analysis::MemoryAnalysis& m, const analysis::TraceData& trace) {
   const auto& leak = m.leak;
   const bool tensors = m.hasTensors();
@@ -445,6 +499,7 @@ std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace)
           timelineReport(analysis::analyzeTimeline(trace), trace),
           iterationsReport(iterations),
           ranksReport(analysis::analyzeJob(trace, analysis::classifyConfigs(trace), memory), trace),
+          collectivesReport(trace),
           memoryReport(memory, trace),
           memoryCategoriesReport(categories),
           memoryModulesReport(analysis::memoryByModule(trace, memory, categories)),
@@ -490,7 +545,8 @@ constexpr OptionSpec kOptions[] = {
     {"format", 0, "table|csv|json", "output format (default: table)"},
     {"report", 0, "NAME",
      "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams, timeline, "
-     "iterations, ranks, memory, memory_categories, memory_modules, memory_model, memory_peak, memory_pools, fusion "
+     "iterations, ranks, collectives, memory, memory_categories, memory_modules, memory_model, memory_peak, "
+     "memory_pools, fusion "
      "(nsys "
      "names such as "
      "cuda_gpu_kern_sum also work)"},
@@ -527,8 +583,11 @@ int runStats(const ParsedArgs& args) {
     return reportError("stats", Status(ErrorKind::kUsage, "--format csv writes one report: add --report NAME"));
   }
   for (size_t i = 0; i < reports.size(); ++i) {
-    // A single process is no job: its empty ranks table is left out unless asked for.
-    if (format == "table" && reports[i].name == "ranks" && reports[i].rows.empty() && !args.get("report")) continue;
+    // A single process is no job: its empty ranks table is left out unless asked for; so is an empty NCCL table.
+    if (format == "table" && (reports[i].name == "ranks" || reports[i].name == "collectives") &&
+        reports[i].rows.empty() && !args.get("report")) {
+      continue;
+    }
     if (format == "csv") {
       writeCsv(stdout, reports[i]);
     } else if (reports[i].name == "summary" || reports[i].name == "timeline") {

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "collector/api_filter.h"
+#include "collector/nccl_profiler.h"
 #include "collector/session_info.h"
 
 namespace gpuscope::collector {
@@ -114,6 +115,7 @@ void Collector::start(const CollectorOptions& options) {
     return;
   }
   g_collector = collector;
+  collector->writeEnvironment(interestingEnvironment());
   if (options.debug) std::fprintf(stderr, "gpuscope[%d]: recording into %s\n", getpid(), writer_path.c_str());
   collector->flush_interval_ = std::chrono::milliseconds(options.flush_interval_ms);
   collector->debug_ = options.debug;
@@ -121,6 +123,7 @@ void Collector::start(const CollectorOptions& options) {
     (void)collector->writer_->finish();  // keeps the data-quality row that says why
     return;
   }
+  collectiveLog().open(cuptiNow);
   collector->writer_thread_ = std::thread([collector] { collector->writerLoop(); });
   collector->installSignalHandlers();
   std::atexit(atExit);
@@ -188,6 +191,8 @@ bool Collector::enableActivities(const CollectorOptions& options) {
            std::string("CUPTI could not record ") + what + ": " + cuptiError(r));
     }
   }
+  // The GPUs' NVLink topology, for what collectives could reach; a machine without NVLink has none to give.
+  if (options.trace_cuda) cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_NVLINK);
   if (options.trace_api && !options.all_api_calls) selectApiCalls();
   if (options.trace_api && options.all_api_calls) {
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
@@ -274,6 +279,7 @@ void Collector::writerLoop() {
     if (now - last_commit >= kCommitInterval) {
       nameNewThreads();
       recordStateNotices();
+      writeCollectives();
       if (!failed_) {
         if (Status s = writer_->commit(); !s) fail(s);
       }
@@ -297,6 +303,45 @@ void Collector::processBuffer(const CompletedBuffer& buffer) {
       fail(s);
       return;
     }
+  }
+}
+
+void Collector::writeCollectives() {
+  writeEnvironment(collectiveLog().takeEnvironment());
+  for (const CollectiveEvent& e : collectiveLog().take()) {
+    if (failed_) return;
+    schema::CollectiveRow row{kSessionId,
+                              e.thread_id,
+                              e.timestamp_ns,
+                              e.communicator,
+                              e.ranks,
+                              e.nodes,
+                              e.rank,
+                              {},
+                              writer_->intern(e.operation),
+                              e.count,
+                              writer_->intern(e.datatype)};
+    if (e.point_to_point) {
+      row.peer = e.peer_or_root;
+    } else {
+      row.sequence = e.sequence;
+      row.root = e.peer_or_root;
+      if (!e.algorithm.empty()) row.algorithm = writer_->intern(e.algorithm);
+      if (!e.protocol.empty()) row.protocol = writer_->intern(e.protocol);
+    }
+    row.channels = e.channels;
+    if (Status s = writer_->append(row); !s) fail(s);
+  }
+}
+
+// Each variable once, again only when its value changed (NCCL's are read a second time at its first init).
+void Collector::writeEnvironment(const Environment& variables) {
+  for (const auto& [name, value] : variables) {
+    if (failed_) return;
+    auto [it, added] = environment_written_.try_emplace(name, value);
+    if (!added && it->second == value) continue;
+    it->second = value;
+    if (Status s = writer_->append(schema::EnvironmentRow{kSessionId, name, value}); !s) fail(s);
   }
 }
 
@@ -356,6 +401,11 @@ void Collector::finishFile() {
   const int64_t end = cuptiNow();
   nameNewThreads();
   recordStateNotices();
+  writeCollectives();
+  if (const int64_t lost = collectiveLog().dropped(); lost > 0) {
+    note(schema::Severity::kWarning, "dropped_collectives", lost,
+         std::to_string(lost) + " NCCL operations were not recorded: the writer fell behind");
+  }
   Status status = converter_->closeOpenRanges(end);
   if (status) status = writer_->append(sampleClocks(kSessionId, end));
   if (dropped_records_ > 0) {

@@ -13,12 +13,14 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "collector/activity_buffers.h"
 #include "collector/record_converter.h"
+#include "collector/session_info.h"
 #include "formats/trace_writer.h"
 
 namespace gpuscope::collector {
@@ -83,6 +85,8 @@ class Collector {
   void processCompleted(int wait_ms);
   void processBuffer(const CompletedBuffer& buffer);
   void nameNewThreads();
+  void writeCollectives();  // NCCL operations and NCCL's environment, from the profiler plugin
+  void writeEnvironment(const Environment& variables);
   void finalFlushForSignal();
   void stop();  // atexit: forced flush, drain, finish the file
   void finishFile();
@@ -100,6 +104,7 @@ class Collector {
   StateNotices state_notices_;
   std::thread writer_thread_;
   std::unordered_set<int64_t> named_threads_;
+  std::unordered_map<std::string, std::string> environment_written_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> failed_{false};
   std::atomic<bool> closed_{false};  // the file is finished; records arriving now are lost (and counted)

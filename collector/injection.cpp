@@ -12,6 +12,7 @@
 #include <string>
 
 #include "collector/collector.h"
+#include "collector/nccl_profiler.h"
 
 extern "C" {
 // Exported by libcupti but not declared in CUDA 13.0's headers.
@@ -77,4 +78,14 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(void* get_ex
 __attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(void* get_export_table) {
   return handOverNvtx("InitializeInjectionNvtxExtension", cuptiNvtxExtensionInitialize, get_export_table);
 }
+
+// NCCL looks this up in the library NCCL_PROFILER_PLUGIN names (`gpuscope record` names this one).
+__attribute__((visibility("default"))) gpuscope::collector::nccl::ProfilerV4 ncclProfiler_v4 = {
+    "gpuscope",
+    gpuscope::collector::nccl::init,
+    gpuscope::collector::nccl::startEvent,
+    gpuscope::collector::nccl::stopEvent,
+    gpuscope::collector::nccl::recordEventState,
+    gpuscope::collector::nccl::finalize,
+};
 }

@@ -139,6 +139,9 @@ Result<int> runChild(const std::function<void()>& start_program) {
   setenv("NVTX_INJECTION64_PATH", collector.c_str(), 1);
   setenv("GPUSCOPE_OUTPUT_DIR", parts.c_str(), 1);
   setenv("GPUSCOPE_TRACE", options.trace.c_str(), 1);
+  // NCCL's sizes, algorithms and protocols come from its profiler plugin interface (collector/nccl_profiler.h);
+  // a plugin the user chose stays theirs.
+  setenv("NCCL_PROFILER_PLUGIN", collector.c_str(), 0);
   if (options.torch) {
     addPythonBridge(options.python_dir, options.plan.empty() ? "record" : "record,apply", options.plan);
     if (!options.torch_steps.empty()) setenv("GPUSCOPE_TORCH_STEPS", options.torch_steps.c_str(), 1);

@@ -95,6 +95,7 @@ Status RecordConverter::convert(const CUpti_Activity& record) {
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return convertOverhead(reinterpret_cast<const CUpti_ActivityOverhead3&>(record));
     case CUPTI_ACTIVITY_KIND_DEVICE: return convertDevice(reinterpret_cast<const CUpti_ActivityDevice5&>(record));
     case CUPTI_ACTIVITY_KIND_CONTEXT: return convertContext(reinterpret_cast<const CUpti_ActivityContext3&>(record));
+    case CUPTI_ACTIVITY_KIND_NVLINK: return convertNvlink(reinterpret_cast<const CUpti_ActivityNvLink4&>(record));
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
       return convertGraphTrace(reinterpret_cast<const CUpti_ActivityGraphTrace2&>(record));
     default:
@@ -322,6 +323,23 @@ Status RecordConverter::convertDevice(const CUpti_ActivityDevice5& d) {
   row.shared_memory_per_block_bytes = d.maxSharedMemoryPerBlock;
   row.warp_size = d.numThreadsPerWarp;
   row.core_clock_khz = d.coreClockRate;
+  return writer_.append(row);
+}
+
+Status RecordConverter::convertNvlink(const CUpti_ActivityNvLink4& l) {
+  if (l.typeDev0 != CUPTI_DEV_TYPE_GPU) return Status::ok();  // each GPU's links are described from its side
+  auto kind = [](CUpti_DevType t) {
+    return t == CUPTI_DEV_TYPE_GPU ? "gpu" : t == CUPTI_DEV_TYPE_NPU ? "cpu" : "other";
+  };
+  NvlinkRow row;
+  row.session_id = session_id_;
+  row.device_uuid = uuidText(l.idDev0.uuidDev);
+  if (l.typeDev1 == CUPTI_DEV_TYPE_GPU) row.peer_uuid = uuidText(l.idDev1.uuidDev);
+  row.peer_kind = kind(l.typeDev1);
+  row.version = l.nvlinkVersion;
+  row.links = l.physicalNvLinkCount;
+  row.bandwidth_bytes_per_s = i64(l.bandwidth) * 1000;  // CUPTI reports KB/s
+  row.through_nvswitch = l.nvswitchConnected;
   return writer_.append(row);
 }
 

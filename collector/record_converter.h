@@ -48,6 +48,7 @@ class RecordConverter {
   Status convertMarker(const CUpti_ActivityMarker2& m);
   Status convertOverhead(const CUpti_ActivityOverhead3& o);
   Status convertDevice(const CUpti_ActivityDevice5& d);
+  Status convertNvlink(const CUpti_ActivityNvLink4& l);
   Status convertContext(const CUpti_ActivityContext3& c);
   Status convertGraphTrace(const CUpti_ActivityGraphTrace2& g);
 

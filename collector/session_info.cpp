@@ -27,6 +27,13 @@ int64_t nowNs(clockid_t clock) {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+bool interesting(std::string_view name) {
+  for (std::string_view prefix : {"CUDA_", "NCCL_", "PYTORCH_", "TORCH_", "XLA_", "JAX_"}) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return name == "OMP_NUM_THREADS";
+}
+
 }  // namespace
 
 std::optional<int64_t> integerFromEnvironment(std::initializer_list<const char*> names) {
@@ -58,6 +65,20 @@ schema::SessionRow describeThisProcess(int64_t session_id) {
 
 schema::ClockSyncRow sampleClocks(int64_t session_id, int64_t trace_ns) {
   return {session_id, trace_ns, nowNs(CLOCK_REALTIME), nowNs(CLOCK_MONOTONIC)};
+}
+
+Environment interestingEnvironment(std::string_view prefix) {
+  Environment found;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string_view text(*entry);
+    const size_t eq = text.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view name = text.substr(0, eq), value = text.substr(eq + 1);
+    if (!interesting(name) || !name.starts_with(prefix)) continue;
+    if (value.find("gpuscope") != std::string_view::npos) continue;  // CUDA_INJECTION64_PATH and the like
+    found.emplace_back(name, value);
+  }
+  return found;
 }
 
 std::string threadName(int64_t thread_id) {

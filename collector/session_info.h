@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "formats/trace_schema.h"
 
@@ -18,6 +20,13 @@ std::optional<int64_t> integerFromEnvironment(std::initializer_list<const char*>
 
 // CLOCK_REALTIME and CLOCK_MONOTONIC now, in ns, paired with trace_ns (the trace clock read by the caller).
 schema::ClockSyncRow sampleClocks(int64_t session_id, int64_t trace_ns);
+
+using Environment = std::vector<std::pair<std::string, std::string>>;
+
+// The variables that change how CUDA, NCCL, PyTorch or XLA behave (CUDA_*, NCCL_*, PYTORCH_*, TORCH_*, XLA_*,
+// JAX_*, OMP_NUM_THREADS), only those whose name starts with `prefix` when one is given. The ones gpuscope
+// set to load itself are left out: they describe the recording, not the program.
+Environment interestingEnvironment(std::string_view prefix = {});
 
 // The name of a thread of this process, "" if it has exited.
 std::string threadName(int64_t thread_id);

@@ -1,5 +1,6 @@
 #include "formats/kineto_import.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,44 @@ using nlohmann::json;
 using namespace schema;
 
 constexpr int64_t kSession = 1;
+
+// torch.profiler's words for a collective and its element type, in NCCL's (as NCCL's profiler plugin gives them).
+std::string_view ncclOperation(std::string_view torch_name) {
+  static const std::map<std::string_view, std::string_view> kNames = {
+      {"allreduce", "AllReduce"},
+      {"allreduce_coalesced", "AllReduce"},
+      {"allgather", "AllGather"},
+      {"_allgather_base", "AllGather"},
+      {"all_gather_into_tensor", "AllGather"},
+      {"allgather_into_tensor_coalesced", "AllGather"},
+      {"reduce_scatter", "ReduceScatter"},
+      {"_reduce_scatter_base", "ReduceScatter"},
+      {"reduce_scatter_tensor_coalesced", "ReduceScatter"},
+      {"broadcast", "Broadcast"},
+      {"reduce", "Reduce"},
+      {"all_to_all", "AllToAll"},
+      {"all_to_allv", "AllToAll"},
+      {"alltoall_base", "AllToAll"},
+      {"send", "Send"},
+      {"recv", "Recv"}};
+  const auto it = kNames.find(torch_name);
+  return it != kNames.end() ? it->second : std::string_view{};
+}
+
+std::string_view ncclDatatype(std::string_view torch_type) {
+  static const std::map<std::string_view, std::string_view> kTypes = {
+      {"Float", "ncclFloat32"}, {"BFloat16", "ncclBfloat16"}, {"Half", "ncclFloat16"}, {"Double", "ncclFloat64"},
+      {"Int", "ncclInt32"},     {"Long", "ncclInt64"},        {"Char", "ncclInt8"},    {"Byte", "ncclUint8"}};
+  const auto it = kTypes.find(torch_type);
+  return it != kTypes.end() ? it->second : std::string_view{};
+}
+
+// A stable id for a process group's name, the same in every rank's import (FNV-1a).
+int64_t communicatorId(std::string_view name) {
+  uint64_t h = 14695981039346656037ull;
+  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return static_cast<int64_t>(h);
+}
 
 MemoryKind memoryKindNamed(std::string_view word) {
   std::string lower(word);
@@ -55,6 +94,7 @@ class KinetoReader {
         s = thread(e);
       GPUSCOPE_RETURN_IF_ERROR(s);
     }
+    GPUSCOPE_RETURN_IF_ERROR(writeCollectives());
     if (out_.rowsWritten() <= rows_before_events_) {
       return Status(ErrorKind::kEmpty, "the trace holds no kernels, copies, CUDA calls, operators or memory events");
     }
@@ -90,7 +130,7 @@ class KinetoReader {
     s.hostname = host_;
     // torch.distributed's rank and world size, which the profiler writes for a job's processes.
     if (const auto d = trace_.find("distributedInfo"); d != trace_.end() && d->is_object()) {
-      if (const int64_t rank = jsonInteger(*d, "rank", -1); rank >= 0) s.rank = rank;
+      if (const int64_t rank = jsonInteger(*d, "rank", -1); rank >= 0) s.rank = rank_ = rank;
       if (const int64_t size = jsonInteger(*d, "world_size", 0); size > 0) s.world_size = size;
     }
     s.start_ns = INT64_MAX;
@@ -161,7 +201,45 @@ class KinetoReader {
     c.static_shared_bytes = jsonInteger(a, "shared memory");  // Kineto gives static and dynamic together
     KernelRow k = gpuWork<KernelRow>(e);
     k.config_id = out_.intern(c);
+    if (const std::string_view op = ncclOperation(jsonString(a, "Collective name")); !op.empty()) {
+      collectives_.push_back({k.start_ns, k.correlation_id, c.grid_x, op, &a});
+    }
     return out_.append(k);
+  }
+
+  // torch.profiler writes each NCCL kernel's collective into its args; as `collective` rows (which NCCL's profiler
+  // plugin writes in a recording) they sit just after the kernel's launch, on the launching thread, numbered per
+  // process group and kind of collective in kernel order, as NCCL numbers them.
+  Status writeCollectives() {
+    std::sort(collectives_.begin(), collectives_.end(),
+              [](const PendingCollective& x, const PendingCollective& y) { return x.start_ns < y.start_ns; });
+    std::map<std::pair<std::string, std::string_view>, int64_t> sequence;
+    for (const PendingCollective& p : collectives_) {
+      const auto launch = launches_.find(p.correlation_id);
+      if (launch == launches_.end()) continue;
+      const json& a = *p.args;
+      const std::string group = jsonString(a, "Process Group Name");
+      CollectiveRow r;
+      r.session_id = kSession;
+      r.thread_id = launch->second.first;
+      r.timestamp_ns = launch->second.second + 1;
+      r.communicator = communicatorId(group);
+      r.communicator_ranks = jsonInteger(a, "Group size", 1);
+      r.communicator_nodes = 1;
+      r.rank = rank_.value_or(0);
+      r.operation = out_.intern(p.operation);
+      // NCCL's count: what each rank sends to AllGather, receives from ReduceScatter, else the input.
+      r.count = jsonInteger(a, p.operation == "ReduceScatter" ? "Out msg nelems" : "In msg nelems");
+      r.datatype = out_.intern(ncclDatatype(jsonString(a, "dtype")));
+      r.channels = p.blocks;
+      if (p.operation == "Send" || p.operation == "Recv") {
+        r.peer = 0;  // not in torch.profiler's args
+      } else {
+        r.sequence = sequence[{group, p.operation}]++;
+      }
+      GPUSCOPE_RETURN_IF_ERROR(out_.append(r));
+    }
+    return Status::ok();
   }
 
   Status copy(const json& e) {
@@ -202,6 +280,7 @@ class KinetoReader {
     c.start_ns = ns(e, "ts");
     c.end_ns = end(e);
     c.correlation_id = jsonInteger(a, "correlation");
+    launches_[c.correlation_id] = {c.thread_id, c.end_ns};
     return out_.append(c);
   }
 
@@ -239,6 +318,15 @@ class KinetoReader {
     return out_.append(ThreadRow{kSession, jsonInteger(e, "tid"), jsonString(args(e), "name")});
   }
 
+  struct PendingCollective {
+    int64_t start_ns, correlation_id;
+    int64_t blocks;  // an NCCL kernel runs one block per channel
+    std::string_view operation;
+    const json* args;
+  };
+  std::vector<PendingCollective> collectives_;
+  std::map<int64_t, std::pair<int64_t, int64_t>> launches_;  // correlation → (thread, end of the launch call)
+  std::optional<int64_t> rank_;
   const json& trace_;
   TraceWriter& out_;
   std::string host_;

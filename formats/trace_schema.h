@@ -17,13 +17,14 @@
 
 namespace gpuscope::schema {
 
-inline constexpr int64_t kSchemaVersion = 2;
+inline constexpr int64_t kSchemaVersion = 3;
 // Tables added after version 1, with the version that added them: in older traces a reader finds them empty.
 struct AddedTable {
   std::string_view name;
   int64_t version;
 };
-inline constexpr AddedTable kAddedTables[] = {{"allocator_event", 2}, {"tensor_role", 2}};
+inline constexpr AddedTable kAddedTables[] = {
+    {"allocator_event", 2}, {"tensor_role", 2}, {"collective", 3}, {"environment", 3}, {"nvlink", 3}};
 // PRAGMA application_id of every gpuscope trace ("GPUS"), so other SQLite files are told apart.
 inline constexpr int64_t kApplicationId = 0x47505553;
 
@@ -162,6 +163,33 @@ struct TableOf<DeviceRow> {
       GPUSCOPE_COL(DeviceRow, shared_memory_per_block_optin_bytes, "Shared memory one block may opt in to, bytes."),
       GPUSCOPE_COL(DeviceRow, warp_size, "Threads per warp."),
       GPUSCOPE_COL(DeviceRow, core_clock_khz, "SM clock, kHz."));
+};
+
+struct NvlinkRow {
+  friend bool operator==(const NvlinkRow&, const NvlinkRow&) = default;
+  int64_t session_id = 0;
+  std::string device_uuid;
+  std::string peer_uuid;
+  std::string peer_kind;
+  int64_t version = 0;
+  int64_t links = 0;
+  int64_t bandwidth_bytes_per_s = 0;
+  int64_t through_nvswitch = 0;
+};
+template <>
+struct TableOf<NvlinkRow> {
+  static constexpr auto kTable = table<NvlinkRow>(
+      "nvlink", "An NVLink connection of a GPU the session saw (CUPTI NVLINK): the topology collectives run on.",
+      GPUSCOPE_COL(NvlinkRow, session_id, "Session.", "session"),
+      GPUSCOPE_COL(NvlinkRow, device_uuid, "UUID of the GPU at one end (device.uuid)."),
+      GPUSCOPE_COL(NvlinkRow, peer_uuid, "UUID of the GPU at the other end; empty when it is not a GPU."),
+      GPUSCOPE_COL(NvlinkRow, peer_kind, "What the other end is: `gpu`, `cpu` or `other`."),
+      GPUSCOPE_COL(NvlinkRow, version, "NVLink version."),
+      GPUSCOPE_COL(NvlinkRow, links, "Physical links between the two ends."),
+      GPUSCOPE_COL(NvlinkRow, bandwidth_bytes_per_s,
+                   "Bandwidth CUPTI reports for the connection, bytes/s: both directions of all its links together "
+                   "(849.96 GB/s for the 18 NVLink 4 links between two H100s)."),
+      GPUSCOPE_COL(NvlinkRow, through_nvswitch, "1 when an NVSwitch sits between the two ends."));
 };
 
 struct ContextRow {
@@ -551,6 +579,70 @@ struct TableOf<NvtxRow> {
       GPUSCOPE_COL(NvtxRow, category, "NVTX category."), GPUSCOPE_COL(NvtxRow, color, "ARGB colour, if set."));
 };
 
+struct CollectiveRow {
+  friend bool operator==(const CollectiveRow&, const CollectiveRow&) = default;
+  int64_t session_id = 0;
+  int64_t thread_id = 0;
+  int64_t timestamp_ns = 0;
+  int64_t communicator = 0;
+  int64_t communicator_ranks = 0;
+  int64_t communicator_nodes = 0;
+  int64_t rank = 0;
+  std::optional<int64_t> sequence;
+  StringId operation;
+  int64_t count = 0;
+  StringId datatype;
+  std::optional<int64_t> peer;
+  std::optional<int64_t> root;
+  std::optional<int64_t> channels;
+  StringId algorithm;
+  StringId protocol;
+};
+inline constexpr std::string_view kCollectiveIndexes[] = {"timestamp_ns"};
+template <>
+struct TableOf<CollectiveRow> {
+  static constexpr auto kTable = indexedTable<CollectiveRow>(
+      "collective",
+      "An NCCL collective or point-to-point operation as NCCL's profiler plugin interface describes it when the "
+      "program enqueues it; the NCCL kernel the same thread launches next carries it out.",
+      kCollectiveIndexes, GPUSCOPE_COL(CollectiveRow, session_id, "Session.", "session"),
+      GPUSCOPE_COL(CollectiveRow, thread_id, "Host thread that enqueued it."),
+      GPUSCOPE_COL(CollectiveRow, timestamp_ns, "When NCCL handed it to the profiler, just before its launch, ns."),
+      GPUSCOPE_COL(CollectiveRow, communicator, "NCCL's hash of the communicator, the same in every rank of it."),
+      GPUSCOPE_COL(CollectiveRow, communicator_ranks, "Ranks in the communicator."),
+      GPUSCOPE_COL(CollectiveRow, communicator_nodes, "Hosts the communicator spans."),
+      GPUSCOPE_COL(CollectiveRow, rank, "This process's rank in the communicator."),
+      GPUSCOPE_COL(CollectiveRow, sequence,
+                   "Sequence number of a collective in its communicator (NULL for send/recv)."),
+      GPUSCOPE_COL(CollectiveRow, operation, "NCCL's name of the operation, e.g. `AllReduce`, `Send`."),
+      GPUSCOPE_COL(CollectiveRow, count,
+                   "Element count as passed to NCCL (per rank for AllGather's send and "
+                   "ReduceScatter's receive buffer)."),
+      GPUSCOPE_COL(CollectiveRow, datatype, "NCCL's name of the element type, e.g. `ncclFloat32`."),
+      GPUSCOPE_COL(CollectiveRow, peer, "Peer rank of a send or receive."),
+      GPUSCOPE_COL(CollectiveRow, root, "Root rank of a rooted collective (Broadcast, Reduce)."),
+      GPUSCOPE_COL(CollectiveRow, channels, "Channels (thread blocks) NCCL chose."),
+      GPUSCOPE_COL(CollectiveRow, algorithm, "Algorithm NCCL chose, e.g. `RING`; NULL for send/recv."),
+      GPUSCOPE_COL(CollectiveRow, protocol, "Protocol NCCL chose, e.g. `LL128`; NULL for send/recv."));
+};
+
+struct EnvironmentRow {
+  friend bool operator==(const EnvironmentRow&, const EnvironmentRow&) = default;
+  int64_t session_id = 0;
+  std::string name;
+  std::string value;
+};
+template <>
+struct TableOf<EnvironmentRow> {
+  static constexpr auto kTable = table<EnvironmentRow>(
+      "environment",
+      "Environment variables of the process that change how CUDA, NCCL, PyTorch or XLA behave (names starting "
+      "with CUDA_, NCCL_, PYTORCH_, TORCH_, XLA_, JAX_, and OMP_NUM_THREADS), read when recording began; NCCL's "
+      "again when the first communicator was created.",
+      GPUSCOPE_COL(EnvironmentRow, session_id, "Session.", "session"),
+      GPUSCOPE_COL(EnvironmentRow, name, "Variable name."), GPUSCOPE_COL(EnvironmentRow, value, "Its value."));
+};
+
 struct OverheadRow {
   friend bool operator==(const OverheadRow&, const OverheadRow&) = default;
   int64_t session_id = 0;
@@ -597,13 +689,13 @@ struct TableOf<DataQualityRow> {
 #undef GPUSCOPE_COL
 
 // Every table of the trace, in creation order.
-using AllRows =
-    std::tuple<TraceInfoRow, StringRow, SessionRow, ClockSyncRow, DeviceRow, ContextRow, ThreadRow, KernelConfigRow,
-               KernelRow, MemcpyRow, MemsetRow, GraphLaunchRow, ApiCallRow, SyncRow, MemoryEventRow, MemoryPoolEventRow,
-               AllocatorEventRow, TensorRoleRow, NvtxRow, OverheadRow, DataQualityRow>;
+using AllRows = std::tuple<TraceInfoRow, StringRow, SessionRow, ClockSyncRow, DeviceRow, NvlinkRow, ContextRow,
+                           ThreadRow, KernelConfigRow, KernelRow, MemcpyRow, MemsetRow, GraphLaunchRow, ApiCallRow,
+                           SyncRow, MemoryEventRow, MemoryPoolEventRow, AllocatorEventRow, TensorRoleRow, NvtxRow,
+                           CollectiveRow, EnvironmentRow, OverheadRow, DataQualityRow>;
 // Tables whose rows are events on a timeline; the others describe the file, its processes and devices.
 using EventRows = std::tuple<KernelRow, MemcpyRow, MemsetRow, GraphLaunchRow, ApiCallRow, SyncRow, MemoryEventRow,
-                             MemoryPoolEventRow, AllocatorEventRow, NvtxRow, OverheadRow>;
+                             MemoryPoolEventRow, AllocatorEventRow, NvtxRow, CollectiveRow, OverheadRow>;
 // Every enum stored in the trace, each with its lookup table.
 using AllEnums = std::tuple<ApiKind, CopyKind, MemoryKind, SyncKind, MemoryOp, PoolOp, AllocatorAction, TensorRole,
                             NvtxKind, OverheadKind, Severity>;

@@ -647,6 +647,30 @@ TEST(Advisor, LoadImbalanceOnBuiltJobs) {
                    .find("load_imbalance"));
 }
 
+// Built 2-rank jobs whose 380 µs all-reduce carries 36 MiB: 99 GB/s of bus bandwidth on NVLink that carries
+// 425 GB/s each way is under a quarter of it (collective_bandwidth, with the environment's NCCL_P2P_DISABLE as
+// the cause, and no exposed_communication beside it); ten times the bytes in the same time is fast.
+TEST(Advisor, CollectiveBandwidthOnBuiltJobs) {
+  TempDir dir;
+  const Advice slow = adviceOnPath(testing::buildTwoRankJob(
+      dir.dir(), {.late_ns = 0, .allreduce_bytes = 36 << 20, .environment = {"NCCL_P2P_DISABLE=1"}}));
+  const Finding* f = slow.find("collective_bandwidth");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->title, "NCCL's large collectives reach 99.3 GB/s of the NVLink's 425.0 GB/s (23.4 %)");
+  EXPECT_NEAR(static_cast<double>(f->gain.time_ns), 380'000 - 37'748'736e9 / 212.49e9, 2);
+  EXPECT_NE(f->fix.summary.find("Remove NCCL_P2P_DISABLE=1"), std::string::npos) << f->fix.summary;
+  bool named = false;
+  for (const Evidence& e : f->evidence) named |= e.text == "set in the program's environment: NCCL_P2P_DISABLE=1";
+  EXPECT_TRUE(named);
+  EXPECT_FALSE(slow.find("exposed_communication"));
+  TempDir fast_dir;
+  const Advice fast =
+      adviceOnPath(testing::buildTwoRankJob(fast_dir.dir(), {.late_ns = 0, .allreduce_bytes = 360 << 20}));
+  EXPECT_FALSE(fast.find("collective_bandwidth"));
+  TempDir unsized_dir;  // NCCL's sizes not recorded (no plugin): nothing to judge
+  EXPECT_FALSE(adviceOnPath(testing::buildTwoRankJob(unsized_dir.dir(), {.late_ns = 0})).find("collective_bandwidth"));
+}
+
 // Built 2-rank jobs whose rank 0 keeps 1 GiB: rank 1 keeping 1.5 GiB is 512 MiB (50 %) over the others, which
 // fires; 1.2 GiB is 20 % over but under 256 MiB, and equal peaks are the usual case: neither fires.
 TEST(Advisor, RankMemoryImbalanceOnBuiltJobs) {
@@ -818,7 +842,7 @@ TEST(Advisor, RulesHaveUniqueIdsAndThresholds) {
     EXPECT_TRUE(ids.insert(r.id).second) << r.id;
     EXPECT_FALSE(r.fires_when.empty() || r.reads.empty() || r.why.empty() || r.verify.empty()) << r.id;
   }
-  EXPECT_EQ(ids.size(), 22u);
+  EXPECT_EQ(ids.size(), 23u);
 }
 
 }  // namespace

@@ -262,5 +262,31 @@ TEST_F(ConverterTest, DevicePropertiesAndUnknownKinds) {
   EXPECT_EQ((*devices)[0].uuid, "GPU-00112233-4455-6677-8899-aabbccddeeff");
 }
 
+// CUPTI describes each NVLink connection once, from one GPU's side; as seen between two H100s on 2026-11-27.
+TEST_F(ConverterTest, NvlinkConnectionsKeepBothEnds) {
+  CUpti_ActivityNvLink4 l{};
+  l.kind = CUPTI_ACTIVITY_KIND_NVLINK;
+  l.nvlinkVersion = 4;
+  l.typeDev0 = CUPTI_DEV_TYPE_GPU;
+  l.typeDev1 = CUPTI_DEV_TYPE_GPU;
+  for (int i = 0; i < 16; ++i) {
+    l.idDev0.uuidDev.bytes[i] = static_cast<char>(i * 17);
+    l.idDev1.uuidDev.bytes[i] = static_cast<char>(255 - i * 17);
+  }
+  l.physicalNvLinkCount = 18;
+  l.bandwidth = 849'960'000;  // KB/s
+  l.nvswitchConnected = 1;
+  convert(l);
+  CUpti_ActivityNvLink4 to_cpu = l;
+  to_cpu.typeDev0 = CUPTI_DEV_TYPE_NPU;  // described from the other side: left out
+  convert(to_cpu);
+  TraceReader r = finishAndRead();
+  Result<std::vector<NvlinkRow>> links = r.readAll<NvlinkRow>();
+  ASSERT_TRUE(links);
+  ASSERT_EQ(links->size(), 1u);
+  EXPECT_EQ((*links)[0], (NvlinkRow{1, "GPU-00112233-4455-6677-8899-aabbccddeeff",
+                                    "GPU-ffeeddcc-bbaa-9988-7766-554433221100", "gpu", 4, 18, 849'960'000'000, 1}));
+}
+
 }  // namespace
 }  // namespace gpuscope::collector

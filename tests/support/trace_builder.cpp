@@ -140,6 +140,8 @@ std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& 
   TwoRankJob rank0{.late_ns = 0, .host1 = "host-a", .skew_ns = 0, .collective1 = TwoRankJob{}.collective1};
   rank0.hosts_busy = job.hosts_busy;
   rank0.alternating_extra_ns = job.alternating_extra_ns;
+  rank0.allreduce_bytes = job.allreduce_bytes;
+  rank0.environment = job.environment;
   std::vector<std::string> traces;
   for (int rank = 0; rank < 2; ++rank) {
     const TwoRankJob& r = rank == 0 ? rank0 : job;
@@ -155,8 +157,31 @@ std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& 
       const int64_t extra = step % 2 == rank ? r.alternating_extra_ns : 0;
       b.kernel(gemm, t + 10'000 + r.late_ns, t + 510'000 + r.late_ns + extra, 7, t + 5'000 + r.late_ns);
       b.kernel(r.collective1, t + 520'000 + r.late_ns + extra, t + 900'000, 9, t + 6'000 + r.late_ns);
+      if (r.allreduce_bytes > 0) {
+        CollectiveRow c{1,
+                        kThread,
+                        t + 7'100 + r.late_ns,
+                        77,
+                        2,
+                        1,
+                        rank,
+                        step,
+                        b.writer().intern("AllReduce"),
+                        r.allreduce_bytes / 2,
+                        b.writer().intern("ncclBfloat16")};
+        c.root = 0;
+        c.channels = 4;
+        c.algorithm = b.writer().intern("RING");
+        c.protocol = b.writer().intern("SIMPLE");
+        b.row(c);
+      }
       // The host issues the step, then waits for it (as `loss.item()` does): the GPU sets the pace.
       if (!r.hosts_busy) b.api("cudaStreamSynchronize", t + 50'000 + r.late_ns, t + 900'000);
+    }
+    if (r.allreduce_bytes > 0) b.row(NvlinkRow{1, "", "GPU-peer", "gpu", 4, 18, 849'960'000'000, 1});
+    for (const std::string& v : r.environment) {
+      const size_t eq = v.find('=');
+      b.row(EnvironmentRow{1, v.substr(0, eq), v.substr(eq + 1)});
     }
     if (Status s = b.finish(); !s) throw std::runtime_error(s.message());
   }

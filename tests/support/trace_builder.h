@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "formats/status.h"
 #include "formats/trace_writer.h"
@@ -62,6 +63,11 @@ struct TwoRankJob {
   bool late_in_calls = false;
   // The ranks take turns at having more work: each step, the GEMM of rank (step % 2) runs this much longer.
   int64_t alternating_extra_ns = 0;
+  // When > 0, NCCL's profiler plugin describes each all-reduce (a `collective` row 600 ns after its launch, on
+  // the launching thread) as this many bytes of bf16, and the GPUs are joined by NVLink 4 as two H100s are
+  // (18 links, 849.96 GB/s both ways, CUPTI's record); `environment` rows (NAME=value) go with every rank.
+  int64_t allreduce_bytes = 0;
+  std::vector<std::string> environment;
 };
 std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& job);
 

@@ -1,0 +1,149 @@
+#include "analyzer/collectives.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace gpuscope::analysis {
+
+int64_t ncclDatatypeBytes(std::string_view t) {
+  if (t == "ncclInt8" || t == "ncclUint8" || t == "ncclFloat8e4m3" || t == "ncclFloat8e5m2") return 1;
+  if (t == "ncclFloat16" || t == "ncclBfloat16") return 2;
+  if (t == "ncclInt32" || t == "ncclUint32" || t == "ncclFloat32") return 4;
+  if (t == "ncclInt64" || t == "ncclUint64" || t == "ncclFloat64") return 8;
+  return 0;
+}
+
+double busFactor(std::string_view op, int64_t ranks) {
+  if (ranks < 1) return 0;
+  const double n = static_cast<double>(ranks);
+  if (op == "AllReduce") return 2 * (n - 1) / n;
+  if (op == "AllGather" || op == "ReduceScatter" || op == "AllToAll") return (n - 1) / n;
+  if (op == "Broadcast" || op == "Reduce") return 1;
+  return 0;
+}
+
+double CollectiveOp::busBytesPerSecond() const {
+  const double factor = busFactor(operation, ranks);
+  if (factor <= 0 || bytes <= 0 || transfer_ns <= 0) return 0;
+  return static_cast<double>(bytes) * factor * 1e9 / static_cast<double>(transfer_ns);
+}
+
+namespace {
+
+// The largest buffer of one operation: AllGather's count is what each rank sends, ReduceScatter's what each
+// receives; the whole gathered or scattered buffer is n times that.
+int64_t sizeOf(const TraceData& trace, const schema::CollectiveRow& r) {
+  const int64_t element = ncclDatatypeBytes(trace.text(static_cast<int32_t>(r.datatype.id)));
+  const std::string& op = trace.text(static_cast<int32_t>(r.operation.id));
+  const int64_t n = op == "AllGather" || op == "ReduceScatter" ? std::max<int64_t>(r.communicator_ranks, 1) : 1;
+  return r.count * element * n;
+}
+
+struct Launch {
+  int64_t start_ns, end_ns;
+  size_t kernel;
+};
+
+// Each thread's NCCL kernel launches, by launch time.
+std::map<std::pair<int32_t, int64_t>, std::vector<Launch>> ncclLaunches(const TraceData& trace) {
+  std::map<std::pair<int32_t, int64_t>, std::vector<Launch>> launches;
+  const KernelTable& k = trace.kernels;
+  for (size_t i = 0; i < k.size(); ++i) {
+    const int32_t call = k.launch_call[i];
+    if (call == kNone || !trace.kernelName(i).starts_with("nccl")) continue;
+    launches[{k.session[i], trace.api_calls.thread_id[call]}].push_back(
+        {trace.api_calls.start_ns[call], trace.api_calls.end_ns[call], i});
+  }
+  for (auto& [thread, list] : launches) {
+    std::sort(list.begin(), list.end(), [](const Launch& a, const Launch& b) { return a.start_ns < b.start_ns; });
+  }
+  return launches;
+}
+
+// The launch an operation handed to the profiler at `t` belongs to: the one before it or the one after, whichever
+// is nearer (NCCL 2.28 reports right after the launch returns; a group's operations all come together).
+const Launch* launchOf(const std::vector<Launch>& list, int64_t t) {
+  auto next = std::lower_bound(list.begin(), list.end(), t, [](const Launch& l, int64_t v) { return l.start_ns < v; });
+  const Launch* after = next != list.end() ? &*next : nullptr;
+  const Launch* before = next != list.begin() ? &*std::prev(next) : nullptr;
+  if (!before) return after;
+  if (!after) return before;
+  return t - before->end_ns <= after->start_ns - t ? before : after;
+}
+
+void addRow(const TraceData& trace, const schema::CollectiveRow& r, int32_t session, size_t kernel,
+            std::map<size_t, CollectiveOp>& by_kernel) {
+  const std::string& op = trace.text(static_cast<int32_t>(r.operation.id));
+  auto [it, added] = by_kernel.try_emplace(kernel);
+  CollectiveOp& c = it->second;
+  if (added) {
+    c.kernel = kernel;
+    c.session = session;
+    c.operation = op;
+    c.ranks = r.communicator_ranks;
+    c.communicator = r.communicator;
+    c.sequence = r.sequence.value_or(-1);
+    c.channels = r.channels.value_or(0);
+    c.algorithm = trace.text(static_cast<int32_t>(r.algorithm.id));
+    c.protocol = trace.text(static_cast<int32_t>(r.protocol.id));
+    c.own_ns = trace.kernels.end_ns[kernel] - trace.kernels.start_ns[kernel];
+    c.transfer_ns = c.own_ns;
+  } else if (c.operation != op) {
+    c.operation = "grouped";
+  }
+  c.bytes += sizeOf(trace, r);
+}
+
+// An operation's time: the shortest of its kernels over the ranks, matched by communicator, operation and
+// sequence number (NCCL numbers each kind of collective on its own).
+void shortestOverRanks(std::vector<CollectiveOp>& ops) {
+  using Key = std::tuple<int64_t, std::string_view, int64_t>;
+  std::map<Key, std::pair<int64_t, int32_t>> shortest;  // → (time, ranks seen)
+  for (const CollectiveOp& c : ops) {
+    if (c.sequence < 0) continue;
+    auto [it, added] = shortest.try_emplace({c.communicator, c.operation, c.sequence}, c.own_ns, 0);
+    it->second.first = std::min(it->second.first, c.own_ns);
+    ++it->second.second;
+  }
+  for (CollectiveOp& c : ops) {
+    if (c.sequence < 0) continue;
+    std::tie(c.transfer_ns, c.ranks_seen) = shortest.at({c.communicator, c.operation, c.sequence});
+  }
+}
+
+}  // namespace
+
+std::vector<CollectiveOp> collectiveOps(const TraceData& trace) {
+  if (trace.collectives.size() == 0) return {};
+  const auto launches = ncclLaunches(trace);
+  std::map<size_t, CollectiveOp> by_kernel;
+  for (size_t i = 0; i < trace.collectives.size(); ++i) {
+    const schema::CollectiveRow& r = trace.collectives.rows[i];
+    auto list = launches.find({trace.collectives.session[i], r.thread_id});
+    if (list == launches.end()) continue;
+    if (const Launch* l = launchOf(list->second, r.timestamp_ns)) {
+      addRow(trace, r, trace.collectives.session[i], l->kernel, by_kernel);
+    }
+  }
+  std::vector<CollectiveOp> ops;
+  ops.reserve(by_kernel.size());
+  for (auto& [kernel, op] : by_kernel) ops.push_back(op);
+  shortestOverRanks(ops);
+  return ops;
+}
+
+std::optional<GpuLink> nvlinkOf(const TraceData& trace, int32_t device) {
+  if (device < 0 || static_cast<size_t>(device) >= trace.devices.size()) return std::nullopt;
+  const schema::DeviceRow& d = trace.devices[device];
+  for (const schema::NvlinkRow& l : trace.nvlinks) {
+    // CUPTI describes each GPU pair once, from either end.
+    if (l.session_id != d.session_id || l.peer_kind != "gpu" || (l.device_uuid != d.uuid && l.peer_uuid != d.uuid)) {
+      continue;
+    }
+    return GpuLink{l.version, l.links, l.bandwidth_bytes_per_s / 2, l.through_nvswitch != 0};
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpuscope::analysis
