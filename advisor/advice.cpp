@@ -249,6 +249,23 @@ bool smallMemoryTrade(const Context& c, const Finding& f) {
   return f.gain.memory_bytes * 100 < c.peakDeviceCapacity();
 }
 
+// The GPU idle for much of the step while its host was away from CUDA (gaps of 1 ms or more before a late
+// launch: Python, CPU work), with no rule that names why: said, not guessed at. A 2-rank GPT-2 over padded
+// batches of a new length every step (2 x H100) idled its GPUs most of a 268 ms step that way, and no finding
+// spoke of it.
+std::optional<std::string> unexplainedHostNote(const Context& c, const std::vector<Finding>& findings) {
+  const int64_t idle = c.perTimedStep(c.timeline.idle.host_busy_ns);
+  if (!c.step.from_iterations || c.step.time_ns <= 0 || c.shareOfStep(idle) < 0.25) return std::nullopt;
+  for (const Finding& f : findings) {
+    if (f.id == "input_pipeline" || f.id == "launch_bound" || f.id == "host_sync") return std::nullopt;
+  }
+  return "the GPU idles " + analysis::formatDuration(idle) + " " + perStepWords(c) + " (" +
+         analysis::formatShare(c.shareOfStep(idle)) +
+         " of the step) while its host works for 1 ms or more at a time without a CUDA call; no rule here names "
+         "the cause (the program's own Python or CPU work inside the step): profile the host over a few steps "
+         "(py-spy record --native) to see where it goes";
+}
+
 std::vector<std::string> notesOn(const Context& c) {
   std::vector<std::string> notes;
   if (c.device == analysis::kNone) notes.push_back("the trace holds no GPU work: nothing to advise on");
@@ -330,6 +347,7 @@ Advice advise(const Context& c, Goal goal) {
   a.plan_predicted = chosen == every ? a.predicted : predictOutcome(c, chosen);  // the replay is not cheap
   if (chosen.empty()) a.plan_predicted = a.measured;
   a.notes = notesOn(c);
+  if (std::optional<std::string> host = unexplainedHostNote(c, a.findings)) a.notes.push_back(std::move(*host));
   a.notes.insert(a.notes.end(), set_aside.begin(), set_aside.end());
   a.job = c.job;
   for (const analysis::RankStep& r : c.job.ranks) a.rank_devices.push_back(c.trace.deviceLabel(r.device));

@@ -647,6 +647,28 @@ TEST(Advisor, LoadImbalanceOnBuiltJobs) {
                    .find("load_imbalance"));
 }
 
+// Steps of 10 ms whose host works 7 ms without a CUDA call between two 1 ms kernels, and 2 ms before the next
+// step's first: the GPU idles about 8 ms a step (6.9 ms inside, 1.1 ms between steps) and no rule names why, so the
+// advice says so in a note instead of guessing.
+TEST(Advisor, NoteWhenTheHostKeepsTheGpuWaitingForNoNamedReason) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("away.gpuscope"));
+  const char* gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+  for (int step = 0; step < 8; ++step) {
+    const int64_t t = step * 10'000'000;
+    b.nvtx("step", t, t + 10'000'000);
+    b.kernel(gemm, t + 200'000, t + 1'200'000, 7, t + 100'000);
+    b.kernel(gemm, t + 8'100'000, t + 9'100'000, 7, t + 8'000'000);
+  }
+  ASSERT_TRUE(b.finish());
+  const Advice a = adviceOnPath(dir.path("away.gpuscope"));
+  EXPECT_FALSE(a.find("launch_bound") || a.find("input_pipeline") || a.find("host_sync"));
+  const auto note = std::find_if(a.notes.begin(), a.notes.end(),
+                                 [](const std::string& n) { return n.starts_with("the GPU idles 7.862 ms per step"); });
+  ASSERT_NE(note, a.notes.end()) << ::testing::PrintToString(a.notes);
+  EXPECT_NE(note->find("(78.6 % of the step)"), std::string::npos) << *note;
+}
+
 // Built 2-rank jobs whose 380 µs all-reduce carries 36 MiB: 99 GB/s of bus bandwidth on NVLink that carries
 // 425 GB/s each way is under a quarter of it (collective_bandwidth, with the environment's NCCL_P2P_DISABLE as
 // the cause, and no exposed_communication beside it); ten times the bytes in the same time is fast.
