@@ -4,6 +4,8 @@
 #include <map>
 #include <tuple>
 
+#include "formats/nccl_ops.h"
+
 namespace gpuscope::analysis {
 
 int64_t ncclDatatypeBytes(std::string_view t) {
@@ -40,36 +42,17 @@ int64_t sizeOf(const TraceData& trace, const schema::CollectiveRow& r) {
   return r.count * element * n;
 }
 
-struct Launch {
-  int64_t start_ns, end_ns;
-  size_t kernel;
-};
-
-// Each thread's NCCL kernel launches, by launch time.
-std::map<std::pair<int32_t, int64_t>, std::vector<Launch>> ncclLaunches(const TraceData& trace) {
-  std::map<std::pair<int32_t, int64_t>, std::vector<Launch>> launches;
+// Every NCCL kernel's launch call, for joining the rows to them.
+std::vector<nccl::Launch> ncclLaunches(const TraceData& trace) {
+  std::vector<nccl::Launch> launches;
   const KernelTable& k = trace.kernels;
   for (size_t i = 0; i < k.size(); ++i) {
     const int32_t call = k.launch_call[i];
     if (call == kNone || !trace.kernelName(i).starts_with("nccl")) continue;
-    launches[{k.session[i], trace.api_calls.thread_id[call]}].push_back(
-        {trace.api_calls.start_ns[call], trace.api_calls.end_ns[call], i});
-  }
-  for (auto& [thread, list] : launches) {
-    std::sort(list.begin(), list.end(), [](const Launch& a, const Launch& b) { return a.start_ns < b.start_ns; });
+    launches.push_back({k.session[i], trace.api_calls.thread_id[call], trace.api_calls.start_ns[call],
+                        trace.api_calls.end_ns[call], i});
   }
   return launches;
-}
-
-// The launch an operation handed to the profiler at `t` belongs to: the one before it or the one after, whichever
-// is nearer (NCCL 2.28 reports right after the launch returns; a group's operations all come together).
-const Launch* launchOf(const std::vector<Launch>& list, int64_t t) {
-  auto next = std::lower_bound(list.begin(), list.end(), t, [](const Launch& l, int64_t v) { return l.start_ns < v; });
-  const Launch* after = next != list.end() ? &*next : nullptr;
-  const Launch* before = next != list.begin() ? &*std::prev(next) : nullptr;
-  if (!before) return after;
-  if (!after) return before;
-  return t - before->end_ns <= after->start_ns - t ? before : after;
 }
 
 void addRow(const TraceData& trace, const schema::CollectiveRow& r, int32_t session, size_t kernel,
@@ -116,14 +99,16 @@ void shortestOverRanks(std::vector<CollectiveOp>& ops) {
 
 std::vector<CollectiveOp> collectiveOps(const TraceData& trace) {
   if (trace.collectives.size() == 0) return {};
-  const auto launches = ncclLaunches(trace);
-  std::map<size_t, CollectiveOp> by_kernel;
+  std::vector<nccl::Handed> handed;
   for (size_t i = 0; i < trace.collectives.size(); ++i) {
     const schema::CollectiveRow& r = trace.collectives.rows[i];
-    auto list = launches.find({trace.collectives.session[i], r.thread_id});
-    if (list == launches.end()) continue;
-    if (const Launch* l = launchOf(list->second, r.timestamp_ns)) {
-      addRow(trace, r, trace.collectives.session[i], l->kernel, by_kernel);
+    handed.push_back({trace.collectives.session[i], r.thread_id, r.timestamp_ns});
+  }
+  const std::vector<size_t> kernel = nccl::launchOfEach(ncclLaunches(trace), handed);
+  std::map<size_t, CollectiveOp> by_kernel;
+  for (size_t i = 0; i < trace.collectives.size(); ++i) {
+    if (kernel[i] != nccl::kNoLaunch) {
+      addRow(trace, trace.collectives.rows[i], trace.collectives.session[i], kernel[i], by_kernel);
     }
   }
   std::vector<CollectiveOp> ops;

@@ -2,13 +2,11 @@
 //
 // The trace's `collective` rows (NCCL's profiler plugin, `gpuscope record`) say what an operation moved: its
 // type, element count and datatype, the algorithm and protocol NCCL chose. CUPTI's kernel records say how long
-// the kernel carrying it ran. NCCL hands an operation to the profiler on the thread that launched its kernel,
-// right after the launch (NCCL 2.28; before it in others), so each one belongs to that thread's NCCL launch
-// nearest in time. Bandwidth follows nccl-tests (its doc/PERFORMANCE.md): the algorithm bandwidth is the
-// operation's size (its largest buffer) over its time, and the bus bandwidth scales it by what each rank must
-// send: 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and AllToAll, 1 for the rooted ones.
-// A kernel's time includes waiting for the other ranks to arrive; the rank that arrived last waited least, so
-// an operation's time is the shortest of its kernels over the ranks the trace holds.
+// the kernel carrying it ran; formats/nccl_ops.h says which launch each row belongs to. Bandwidth follows nccl-tests
+// (its doc/PERFORMANCE.md): the algorithm bandwidth is the operation's size (its largest buffer) over its time, and the
+// bus bandwidth scales it by what each rank must send: 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and
+// AllToAll, 1 for the rooted ones. A kernel's time includes waiting for the other ranks to arrive; the rank that
+// arrived last waited least, so an operation's time is the shortest of its kernels over the ranks the trace holds.
 #pragma once
 
 #include <cstdint>

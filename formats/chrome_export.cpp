@@ -10,6 +10,7 @@
 #include "formats/api_names.h"
 #include "formats/atomic_file.h"
 #include "formats/memory_replay.h"
+#include "formats/nccl_ops.h"
 
 namespace gpuscope {
 
@@ -130,6 +131,14 @@ class ChromeExporter {
   std::map<std::pair<int64_t, int64_t>, int64_t> context_device_;
   std::vector<ThreadRow> threads_;
   std::unordered_map<int64_t, KernelConfigRow> kernel_configs_;
+  // What NCCL's profiler plugin said each NCCL kernel carried, by (session, correlation id): torch.profiler's args.
+  struct CollectiveArgs {
+    std::string_view operation, datatype;
+    int64_t in_elements = 0, out_elements = 0, group_size = 0, communicator = 0;
+    bool mixed = false;  // a group of several kinds of operation in one kernel: no sizes given
+  };
+  std::map<std::pair<int64_t, int64_t>, CollectiveArgs> collective_args_;
+  Status loadCollectives();
   std::vector<DataQualityRow> quality_;
   int64_t base_ns_ = 0;
   int64_t done_ = 0;
@@ -196,6 +205,47 @@ Status ChromeExporter::loadMetadata() {
   if (!quality) return quality.status();
   quality_ = std::move(*quality);
   std::erase_if(quality_, [&](const DataQualityRow& q) { return q.session_id && !exported(*q.session_id); });
+  return loadCollectives();
+}
+
+// Each NCCL kernel's collective rows (the plugin's), joined to its launch as the analyzer joins them, summed into
+// the sizes torch.profiler writes: what each rank sends in and receives out, in elements.
+Status ChromeExporter::loadCollectives() {
+  Result<std::vector<CollectiveRow>> rows = reader_.readAll<CollectiveRow>();
+  if (!rows) return rows.status();
+  if (rows->empty()) return Status::ok();
+  std::vector<nccl::Launch> launches;
+  std::vector<std::pair<int64_t, int64_t>> kernel_of_launch;  // (session, correlation)
+  Result<sqlite::Statement> stmt = reader_.database().prepare(
+      "SELECT k.session_id, k.correlation_id, a.thread_id, a.start_ns, a.end_ns FROM kernel k "
+      "JOIN kernel_config c ON c.id = k.config_id JOIN string s ON s.id = c.name "
+      "JOIN api_call a ON a.session_id = k.session_id AND a.correlation_id = k.correlation_id "
+      "WHERE s.value LIKE 'nccl%'");
+  if (!stmt) return stmt.status();
+  for (Result<bool> more = stmt->step();; more = stmt->step()) {
+    if (!more) return more.status();
+    if (!*more) break;
+    launches.push_back(
+        {stmt->columnInt(0), stmt->columnInt(2), stmt->columnInt(3), stmt->columnInt(4), kernel_of_launch.size()});
+    kernel_of_launch.emplace_back(stmt->columnInt(0), stmt->columnInt(1));
+  }
+  std::vector<nccl::Handed> handed;
+  for (const CollectiveRow& r : *rows) handed.push_back({r.session_id, r.thread_id, r.timestamp_ns});
+  const std::vector<size_t> launch = nccl::launchOfEach(std::move(launches), handed);
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const CollectiveRow& r = (*rows)[i];
+    if (launch[i] == nccl::kNoLaunch) continue;
+    const std::string_view op = stringOf(strings_, r.operation);
+    auto [it, added] = collective_args_.try_emplace(kernel_of_launch[launch[i]]);
+    CollectiveArgs& a = it->second;
+    if (added) a.operation = op;
+    a.mixed |= a.operation != op;
+    a.datatype = nccl::torchTypeOfDatatype(stringOf(strings_, r.datatype));
+    a.group_size = r.communicator_ranks;
+    a.communicator = r.communicator;
+    a.in_elements += op == "ReduceScatter" ? r.count * r.communicator_ranks : r.count;
+    a.out_elements += op == "AllGather" ? r.count * r.communicator_ranks : r.count;
+  }
   return Status::ok();
 }
 
@@ -408,9 +458,24 @@ void ChromeExporter::writeKernel(const KernelRow& k, const Launch& launch) {
   json_.key("grid").beginArray().value(c.grid_x).value(c.grid_y).value(c.grid_z).endArray();
   json_.key("block").beginArray().value(c.block_x).value(c.block_y).value(c.block_z).endArray();
   if (k.queued_ns) json_.field("queued", *k.queued_ns - base_ns_);
-  if (const Collective coll = collectiveOf(stringOf(strings_, c.name)); !coll.name.empty()) {
-    json_.field("Collective name", coll.name);
-    if (!coll.dtype.empty()) json_.field("dtype", coll.dtype);
+  const auto args = collective_args_.find({k.session_id, k.correlation_id});
+  const bool sized = args != collective_args_.end() && !args->second.mixed;
+  // The kernel's name says what it is; NCCL's own description where the name does not (a newer NCCL's names).
+  const Collective coll = collectiveOf(stringOf(strings_, c.name));
+  const std::string_view name = !coll.name.empty() ? std::string_view(coll.name)
+                                : sized            ? nccl::torchNameOfOperation(args->second.operation)
+                                                   : std::string_view{};
+  const std::string_view dtype = !coll.dtype.empty() ? std::string_view(coll.dtype)
+                                 : sized             ? args->second.datatype
+                                                     : std::string_view{};
+  if (!name.empty()) json_.field("Collective name", name);
+  if (!name.empty() && !dtype.empty()) json_.field("dtype", dtype);
+  if (sized) {
+    const CollectiveArgs& a = args->second;
+    json_.field("In msg nelems", a.in_elements)
+        .field("Out msg nelems", a.out_elements)
+        .field("Group size", a.group_size)
+        .field("Process Group Name", std::to_string(a.communicator));
   }
   if (k.graph_id) json_.field("graph id", *k.graph_id).field("graph node id", k.graph_node_id.value_or(0));
   json_.endObject().endObject();

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "formats/json_file.h"
+#include "formats/nccl_ops.h"
 #include "formats/trace_writer.h"
 
 namespace gpuscope {
@@ -18,37 +19,6 @@ using nlohmann::json;
 using namespace schema;
 
 constexpr int64_t kSession = 1;
-
-// torch.profiler's words for a collective and its element type, in NCCL's (as NCCL's profiler plugin gives them).
-std::string_view ncclOperation(std::string_view torch_name) {
-  static const std::map<std::string_view, std::string_view> kNames = {
-      {"allreduce", "AllReduce"},
-      {"allreduce_coalesced", "AllReduce"},
-      {"allgather", "AllGather"},
-      {"_allgather_base", "AllGather"},
-      {"all_gather_into_tensor", "AllGather"},
-      {"allgather_into_tensor_coalesced", "AllGather"},
-      {"reduce_scatter", "ReduceScatter"},
-      {"_reduce_scatter_base", "ReduceScatter"},
-      {"reduce_scatter_tensor_coalesced", "ReduceScatter"},
-      {"broadcast", "Broadcast"},
-      {"reduce", "Reduce"},
-      {"all_to_all", "AllToAll"},
-      {"all_to_allv", "AllToAll"},
-      {"alltoall_base", "AllToAll"},
-      {"send", "Send"},
-      {"recv", "Recv"}};
-  const auto it = kNames.find(torch_name);
-  return it != kNames.end() ? it->second : std::string_view{};
-}
-
-std::string_view ncclDatatype(std::string_view torch_type) {
-  static const std::map<std::string_view, std::string_view> kTypes = {
-      {"Float", "ncclFloat32"}, {"BFloat16", "ncclBfloat16"}, {"Half", "ncclFloat16"}, {"Double", "ncclFloat64"},
-      {"Int", "ncclInt32"},     {"Long", "ncclInt64"},        {"Char", "ncclInt8"},    {"Byte", "ncclUint8"}};
-  const auto it = kTypes.find(torch_type);
-  return it != kTypes.end() ? it->second : std::string_view{};
-}
 
 // A stable id for a process group's name, the same in every rank's import (FNV-1a).
 int64_t communicatorId(std::string_view name) {
@@ -201,7 +171,7 @@ class KinetoReader {
     c.static_shared_bytes = jsonInteger(a, "shared memory");  // Kineto gives static and dynamic together
     KernelRow k = gpuWork<KernelRow>(e);
     k.config_id = out_.intern(c);
-    if (const std::string_view op = ncclOperation(jsonString(a, "Collective name")); !op.empty()) {
+    if (const std::string_view op = nccl::operationOfTorchName(jsonString(a, "Collective name")); !op.empty()) {
       collectives_.push_back({k.start_ns, k.correlation_id, c.grid_x, op, &a});
     }
     return out_.append(k);
@@ -230,7 +200,7 @@ class KinetoReader {
       r.operation = out_.intern(p.operation);
       // NCCL's count: what each rank sends to AllGather, receives from ReduceScatter, else the input.
       r.count = jsonInteger(a, p.operation == "ReduceScatter" ? "Out msg nelems" : "In msg nelems");
-      r.datatype = out_.intern(ncclDatatype(jsonString(a, "dtype")));
+      r.datatype = out_.intern(nccl::datatypeOfTorchType(jsonString(a, "dtype")));
       r.channels = p.blocks;
       if (p.operation == "Send" || p.operation == "Recv") {
         r.peer = 0;  // not in torch.profiler's args

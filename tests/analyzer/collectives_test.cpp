@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "formats/nccl_ops.h"
 #include "formats/trace_import.h"
 #include "tests/analyzer/load_for_test.h"
 #include "tests/support/sample_trace.h"
@@ -25,6 +26,13 @@ TEST(Collectives, BusBandwidthAsNcclTestsDefinesIt) {
   EXPECT_EQ(ncclDatatypeBytes("ncclFloat32"), 4);
   EXPECT_EQ(ncclDatatypeBytes("ncclInt8"), 1);
   EXPECT_EQ(ncclDatatypeBytes("something new"), 0);
+  // torch.profiler's words and NCCL's (formats/nccl_ops.h), both ways.
+  EXPECT_EQ(nccl::operationOfTorchName("_allgather_base"), "AllGather");
+  EXPECT_EQ(nccl::operationOfTorchName("allreduce"), "AllReduce");
+  EXPECT_EQ(nccl::torchNameOfOperation("AllGather"), "allgather");
+  EXPECT_EQ(nccl::operationOfTorchName("barrier"), "");
+  EXPECT_EQ(nccl::datatypeOfTorchType("BFloat16"), "ncclBfloat16");
+  EXPECT_EQ(nccl::torchTypeOfDatatype("ncclFloat32"), "Float");
 }
 
 // Rank 1 is 300 µs late to each all-reduce (380 µs on rank 0, 80 µs on rank 1): each operation's time is the

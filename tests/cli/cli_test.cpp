@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -138,6 +139,39 @@ TEST(Cli, MultiRankJob) {
   EXPECT_NE(table.out.find("Ranks (2 ranks on one host"), std::string::npos) << table.out;
   CliRun single = gpuscope({"stats", testing::fixturePath("pytorch_gpt2_step.gpuscope")});
   EXPECT_EQ(single.out.find("Ranks"), std::string::npos);  // one process: no ranks table
+}
+
+// NCCL's sizes survive the way to HTA and back (the recorded sweep of tests/fixtures/multirank/README.md): the
+// per-rank export writes torch.profiler's args for each NCCL kernel, and importing that folder gives the same
+// collectives table, bus bandwidths included.
+TEST(Cli, CollectivesSurviveExportAndImport) {
+  const std::string trace = std::string(GPUSCOPE_NCCL_SWEEP) + "/sweep-on.gpuscope";
+  TempDir dir;
+  ASSERT_EQ(gpuscope({"export", "--per-rank", trace, "-o", dir.path("ranks")}).status, 0);
+  const nlohmann::json rank0 = nlohmann::json::parse(testing::readFile(dir.path("ranks/rank-0.json")));
+  int64_t sized = 0;
+  for (const nlohmann::json& e : rank0["traceEvents"]) {
+    if (e.value("cat", "") != "kernel" || !e["name"].get<std::string>().starts_with("ncclDevKernel")) continue;
+    sized += e["args"].contains("In msg nelems") && e["args"]["Group size"] == 2;
+  }
+  EXPECT_EQ(sized, 288);  // every NCCL kernel of rank 0
+  ASSERT_EQ(gpuscope({"import", dir.path("ranks"), "-o", dir.path("again.gpuscope")}).status, 0);
+  const CliRun before = gpuscope({"stats", "--report", "collectives", "--format", "csv", trace});
+  const CliRun after = gpuscope({"stats", "--report", "collectives", "--format", "csv", dir.path("again.gpuscope")});
+  ASSERT_EQ(before.status, 0) << before.err;
+  EXPECT_EQ(lines(before.out), 27);  // header, 13 kinds and sizes on each rank
+  // The same rows up to the bus bandwidth: torch.profiler's args do not carry NCCL's algorithm and protocol.
+  auto sizes = [](const std::string& csv) {
+    std::string kept;
+    std::istringstream in(csv);
+    for (std::string line; std::getline(in, line);) {
+      size_t end = 0;
+      for (int field = 0; field < 7 && end != std::string::npos; ++field) end = line.find(',', end + 1);
+      kept += line.substr(0, end) + "\n";
+    }
+    return kept;
+  };
+  EXPECT_EQ(sizes(after.out), sizes(before.out));
 }
 
 TEST(Cli, UsageErrorsExitWithTwo) {
