@@ -228,6 +228,12 @@ TEST_F(RecordSample, TorchrunJobIsOneTraceOfItsRanks) {
   EXPECT_EQ(query(r, "SELECT count(DISTINCT k.session_id) FROM kernel_view k WHERE k.name_text LIKE 'ncclDevKernel%'"),
             2);
   EXPECT_EQ(query(r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'DistributedDataParallel (forward)'"), 24);
+  // NCCL loaded the collector as its profiler plugin: each rank's gradient all-reduces with their sizes (the
+  // MLP's 2.1 M fp32 parameters: at least one all-reduce a step), and the environment.
+  EXPECT_EQ(query(r, "SELECT count(DISTINCT session_id) FROM collective_view WHERE operation_text = 'AllReduce'"), 2);
+  EXPECT_GE(query(r, "SELECT count(*) FROM collective_view WHERE operation_text = 'AllReduce' AND rank = 0"), 12);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM collective_view WHERE datatype_text IS NULL OR count <= 0"), 0);
+  EXPECT_GT(query(r, "SELECT count(*) FROM environment"), 0);
   const std::string stats = dir_.path("ranks.txt");
   ASSERT_EQ(
       std::system(
