@@ -1,4 +1,7 @@
 #include "gui/timeline_details.h"
+
+#include <algorithm>
+
 #include "gui/text.h"
 
 #include "analyzer/memory_timeline.h"
@@ -47,6 +50,25 @@ QString kernelText(const analysis::TraceData& t, uint32_t row) {
       .arg(bytesText(k.static_shared_bytes + k.dynamic_shared_bytes));
 }
 
+// What NCCL said the kernel carried, and the bus bandwidth it reached; "" for other kernels.
+QString collectiveText(const std::vector<analysis::CollectiveOp>& ops, uint32_t kernel) {
+  const auto it = std::lower_bound(ops.begin(), ops.end(), kernel,
+                                   [](const analysis::CollectiveOp& op, uint32_t k) { return op.kernel < k; });
+  if (it == ops.end() || it->kernel != kernel) return {};
+  QString text = QString("; NCCL %1 of %2 on %3 ranks").arg(qs(it->operation), bytesText(it->bytes)).arg(it->ranks);
+  if (!it->algorithm.empty()) {
+    text += QString(", %1/%2").arg(qs(it->algorithm), qs(it->protocol));
+  }
+  text += QString(" on %1 channels").arg(it->channels);
+  if (const double bus = it->busBytesPerSecond(); bus > 0) {
+    text += QString(", bus bandwidth %1 GB/s over %2 (its shortest kernel on the %3 ranks in the trace)")
+                .arg(bus / 1e9, 0, 'f', 1)
+                .arg(durationText(it->transfer_ns))
+                .arg(it->ranks_seen);
+  }
+  return text;
+}
+
 }  // namespace
 
 int32_t launchCallOf(const analysis::TraceData& t, ItemKind kind, uint32_t row) {
@@ -54,7 +76,8 @@ int32_t launchCallOf(const analysis::TraceData& t, ItemKind kind, uint32_t row) 
   return w ? w->launch_call[row] : analysis::kNone;
 }
 
-QString describeItem(const analysis::TraceData& t, ItemKind kind, uint32_t row) {
+QString describeItem(const analysis::TraceData& t, ItemKind kind, uint32_t row,
+                     const std::vector<analysis::CollectiveOp>& collectives) {
   static const char* const kKinds[] = {"CUDA API call", "NVTX range", "kernel", "copy", "memset"};
   int64_t start = 0, end = 0;
   QString name, extra;
@@ -62,7 +85,10 @@ QString describeItem(const analysis::TraceData& t, ItemKind kind, uint32_t row) 
     start = w->start_ns[row], end = w->end_ns[row];
     const analysis::Stream& s = t.streams[static_cast<size_t>(w->stream[row])];
     extra = QString("; stream %1, correlation id %2").arg(s.stream_id).arg(w->correlation_id[row]);
-    if (kind == ItemKind::kKernel) name = qs(t.kernelName(row)), extra = kernelText(t, row) + extra;
+    if (kind == ItemKind::kKernel) {
+      name = qs(t.kernelName(row));
+      extra = kernelText(t, row) + collectiveText(collectives, row) + extra;
+    }
     if (kind == ItemKind::kCopy) {
       const double seconds = static_cast<double>(std::max<int64_t>(end - start, 1)) * 1e-9;
       const std::string_view direction = schema::enumName(t.copies.kind[row]);

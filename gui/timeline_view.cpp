@@ -254,7 +254,7 @@ std::optional<TimelineView::Hit> TimelineView::itemAt(QPoint point) const {
 
 QString TimelineView::describe(const Hit& hit) const {
   const Lane& lane = tracks()[hit.track].lanes[hit.lane];
-  return describeItem(snapshot_->trace(), lane.kind[hit.index], lane.item[hit.index]);
+  return describeItem(snapshot_->trace(), lane.kind[hit.index], lane.item[hit.index], snapshot_->collectives);
 }
 
 void TimelineView::select(const Hit& hit) {

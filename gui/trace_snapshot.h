@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "advisor/advice.h"
+#include "analyzer/collectives.h"
 #include "analyzer/iterations.h"
 #include "analyzer/memory_categories.h"
 #include "analyzer/memory_pools.h"
@@ -31,7 +32,8 @@ struct TraceSnapshot {
   analysis::MemoryCategories categories;
   std::vector<analysis::PoolUsage> pools;  // stream-ordered memory pools, for fragmentation
   advisor::Advice advice;
-  std::vector<std::string> warnings;  // data-quality warnings of the trace, shown, not buried
+  std::vector<analysis::CollectiveOp> collectives;  // NCCL's operations, in kernel order (NCCL's plugin rows)
+  std::vector<std::string> warnings;                // data-quality warnings of the trace, shown, not buried
 
   const analysis::TraceData& trace() const { return *data; }
 };

@@ -28,6 +28,7 @@
 #include "gui/screenshot.h"
 #include "gui/text.h"
 #include "gui/time_axis.h"
+#include "gui/timeline_details.h"
 #include "gui/timeline_lanes.h"
 #include "gui/timeline_view.h"
 
@@ -443,6 +444,24 @@ class GuiTest : public QObject {
     QVERIFY(view.measured().has_value());
     QVERIFY(view.measured()->second > view.measured()->first);
     QVERIFY(said.back().front().toString().startsWith("Range: "));
+  }
+
+  // An NCCL kernel's details say what NCCL said it carried and the bus bandwidth it reached (the recorded
+  // sweep of tests/fixtures/multirank: a 256 MiB all-reduce on 2 ranks of NVLink).
+  void timelineSaysWhatAnNcclKernelCarried() {
+    Result<std::shared_ptr<const TraceSnapshot>> snapshot =
+        analyseTrace(std::string(GPUSCOPE_NCCL_SWEEP) + "/sweep-on.gpuscope");
+    QVERIFY(snapshot);
+    const auto& ops = (*snapshot)->collectives;
+    QVERIFY(!ops.empty());
+    const auto big = std::find_if(ops.begin(), ops.end(), [](const analysis::CollectiveOp& op) {
+      return op.operation == "AllReduce" && op.bytes == 256 << 20;
+    });
+    QVERIFY(big != ops.end());
+    const QString text = describeItem((*snapshot)->trace(), ItemKind::kKernel, static_cast<uint32_t>(big->kernel), ops);
+    QVERIFY2(text.contains("NCCL AllReduce of 256.0 MiB on 2 ranks, RING/SIMPLE on 24 channels, bus bandwidth "),
+             qPrintable(text));
+    QVERIFY2(text.contains("GB/s over "), qPrintable(text));
   }
 
   void screenshotsShowTheView() {
