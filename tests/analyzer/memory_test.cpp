@@ -78,6 +78,28 @@ TEST(Memory, LeakSampleIsALeak) {
   for (int32_t i : a.memory.leak.suspects) EXPECT_EQ(a.memory.allocations[i].bytes, 8 * kMiB);
 }
 
+// Each of 8 steps keeps 2 MiB; the last step's range runs into the program's teardown, which frees them all. The
+// leak is measured at the steps' ends all the same: the teardown's drop is not a step's.
+TEST(Memory, TeardownInTheLastStepDoesNotHideALeak) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("leak.gpuscope"));
+  const int64_t kStep = 1'000'000;
+  for (int step = 0; step < 8; ++step) {
+    const int64_t t = step * kStep;
+    b.nvtx("step", t, t + kStep - 10'000);
+    b.kernel("void scale_kernel<float>(float*, int)", t + 100'000, t + 300'000);
+    b.memory(schema::MemoryOp::kAllocation, 0x7f0000000000 + step * 4 * kMiB, 2 * kMiB, t + 50'000);
+  }
+  for (int step = 0; step < 8; ++step) {
+    b.memory(schema::MemoryOp::kRelease, 0x7f0000000000 + step * 4 * kMiB, 2 * kMiB, 7 * kStep + 500'000);
+  }
+  ASSERT_TRUE(b.finish());
+  const Analysed a = analyse(dir.path("leak.gpuscope"));
+  EXPECT_EQ(a.memory.leak.basis, "iterations");
+  EXPECT_TRUE(a.memory.leak.growing);
+  EXPECT_EQ(a.memory.leak.growth_per_sample_bytes, 2 * kMiB);
+}
+
 TEST(Memory, PyTorchCachingAllocatorGrowsInWarmupOnly) {
   const Analysed a = analyse(testing::fixturePath("pytorch_gpt2_step.gpuscope"));
   EXPECT_GT(a.memory.devices[0].peak_bytes, 1LL << 30);
@@ -120,7 +142,8 @@ TEST(Memory, TorchBridgeTracesAreMeasuredByTensors) {
     return x.at_peak_bytes > y.at_peak_bytes;
   }));
   const Allocation& first_live = a.memory.allocations[static_cast<size_t>(d.live_at_peak.front())];
-  EXPECT_EQ(creatorOf(a.trace, first_live).rfind("a block the allocator handed out", 0), 0u) << creatorOf(a.trace, first_live);
+  EXPECT_EQ(creatorOf(a.trace, first_live).rfind("a block the allocator handed out", 0), 0u)
+      << creatorOf(a.trace, first_live);
 }
 
 // Replaying the recorded tensors: with no change the replay is the recorded peak exactly; checkpointing the
