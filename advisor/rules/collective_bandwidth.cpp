@@ -66,13 +66,10 @@ struct OpSummary {
 std::vector<std::string> limitingSettings(const Context& c) {
   std::vector<std::string> found;
   for (std::string_view name : {"NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_SHM_DISABLE", "NCCL_MAX_NCHANNELS",
-                                "NCCL_MAX_CTAS", "NCCL_ALGO", "NCCL_PROTO", "NCCL_NVLS_ENABLE"}) {
+                                "NCCL_MAX_CTAS", "NCCL_ALGO", "NCCL_PROTO"}) {
     const std::string value = c.trace.environmentValue(c.session, name);
-    if (value.empty() || (name == "NCCL_P2P_DISABLE" && value == "0") || (name == "NCCL_SHM_DISABLE" && value == "0") ||
-        name == "NCCL_NVLS_ENABLE") {
-      continue;  // NVLS (NVLink SHARP) off only matters to 4+ GPUs; listed for completeness, never blamed
-    }
-    found.push_back(std::string(name) + "=" + value);
+    const bool off = (name == "NCCL_P2P_DISABLE" || name == "NCCL_SHM_DISABLE") && value == "0";
+    if (!value.empty() && !off) found.push_back(std::string(name) + "=" + value);
   }
   return found;
 }
