@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "cli/command.h"
 #include "formats/trace_reader.h"
@@ -56,6 +57,36 @@ void printGpus(const std::vector<SessionRow>& sessions, const std::vector<Device
     if (sessions.size() > 1)
       std::printf(", seen by pid%s %s", pids.find(',') == std::string::npos ? "" : "s", pids.c_str());
     std::printf("\n");
+  }
+}
+
+// The GPUs' NVLink connections, each pair once (every process of a job saw them): what collectives between them
+// could reach. CUPTI gives the bandwidth of both directions together.
+void printLinks(const std::vector<DeviceRow>& devices, const std::vector<NvlinkRow>& links) {
+  std::map<std::string, int64_t> ordinal;
+  for (const DeviceRow& d : devices) ordinal.emplace(d.uuid, d.device_id);
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const NvlinkRow& l : links) {
+    if (l.peer_kind != "gpu" || !seen.insert(std::minmax(l.device_uuid, l.peer_uuid)).second) continue;
+    const auto name = [&](const std::string& uuid) {
+      const auto it = ordinal.find(uuid);
+      return it != ordinal.end() ? "GPU " + std::to_string(it->second) : uuid;
+    };
+    std::printf("  NVLink %lld between %s and %s: %lld links%s, %.1f GB/s each way\n",
+                static_cast<long long>(l.version), name(l.device_uuid).c_str(), name(l.peer_uuid).c_str(),
+                static_cast<long long>(l.links), l.through_nvswitch ? " through NVSwitch" : "",
+                static_cast<double>(l.bandwidth_bytes_per_s) / 2e9);
+  }
+}
+
+// The variables that change how CUDA, NCCL, PyTorch or XLA behave, each value once with how many processes had it.
+void printEnvironment(const std::vector<EnvironmentRow>& environment) {
+  std::map<std::string, std::set<int64_t>> processes;  // "NAME=value" → sessions
+  for (const EnvironmentRow& e : environment) processes[e.name + "=" + e.value].insert(e.session_id);
+  if (processes.empty()) return;
+  std::printf("environment:\n");
+  for (const auto& [variable, sessions] : processes) {
+    std::printf("  %s (%zu process%s)\n", variable.c_str(), sessions.size(), sessions.size() == 1 ? "" : "es");
   }
 }
 
@@ -115,13 +146,18 @@ int runInfo(const ParsedArgs& args) {
   Result<std::vector<SessionRow>> sessions = reader->readAll<SessionRow>();
   Result<std::vector<DeviceRow>> devices = reader->readAll<DeviceRow>();
   Result<std::vector<DataQualityRow>> quality = reader->readAll<DataQualityRow>();
+  Result<std::vector<NvlinkRow>> links = reader->readAll<NvlinkRow>();
+  Result<std::vector<EnvironmentRow>> environment = reader->readAll<EnvironmentRow>();
   for (const Status& s : {sessions.isOk() ? Status() : sessions.status(), devices.isOk() ? Status() : devices.status(),
-                          quality.isOk() ? Status() : quality.status()}) {
+                          quality.isOk() ? Status() : quality.status(), links.isOk() ? Status() : links.status(),
+                          environment.isOk() ? Status() : environment.status()}) {
     if (!s) return reportError("info", s);
   }
   std::printf("processes: %zu\n", sessions->size());
   for (const SessionRow& s : *sessions) printSession(s);
   printGpus(*sessions, *devices);
+  printLinks(*devices, *links);
+  printEnvironment(*environment);
   if (Status status = printCounts(*reader); !status) return reportError("info", status);
   printQuality(*quality);
   return kExitOk;

@@ -174,6 +174,18 @@ TEST(Cli, CollectivesSurviveExportAndImport) {
   EXPECT_EQ(sizes(after.out), sizes(before.out));
 }
 
+// info names the GPUs' NVLink once per pair and the environment each value once (the sweep with peer-to-peer off).
+TEST(Cli, InfoShowsTheLinksAndTheEnvironment) {
+  const CliRun info = gpuscope({"info", std::string(GPUSCOPE_NCCL_SWEEP) + "/sweep-off.gpuscope"});
+  EXPECT_EQ(info.status, 0) << info.err;
+  EXPECT_NE(info.out.find("\n  NVLink 4 between GPU 0 and GPU 1: 18 links through NVSwitch, 425.0 GB/s each way\n"),
+            std::string::npos)
+      << info.out;
+  EXPECT_EQ(info.out.find("NVLink 4 between GPU 1"), std::string::npos) << info.out;  // each pair once
+  EXPECT_NE(info.out.find("\n  NCCL_P2P_DISABLE=1 (3 processes)\n"), std::string::npos) << info.out;
+  EXPECT_EQ(info.out.find("CUDA_INJECTION64_PATH"), std::string::npos) << info.out;  // gpuscope's own: not kept
+}
+
 TEST(Cli, UsageErrorsExitWithTwo) {
   CliRun unknown = gpuscope({"frobnicate"});
   EXPECT_EQ(unknown.status, 2);
