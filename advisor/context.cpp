@@ -383,6 +383,7 @@ Context buildContext(const TraceData& trace) {
   c.chains = analysis::findFusableChains(trace, c.iterations, c.device, c.step.windows);
   c.host = measureHostWork(c);
   c.job = analysis::analyzeJob(trace, c.kinds, c.memory);
+  c.collectives = analysis::collectiveOps(trace);
   findPreallocation(c);
   return c;
 }

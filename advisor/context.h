@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/collectives.h"
 #include "analyzer/fusion_chains.h"
 #include "analyzer/gpu_activity.h"
 #include "analyzer/intervals.h"
@@ -103,6 +104,7 @@ struct Context {
   HostWork host;
   // The job's ranks, where the trace holds several (torchrun, mpirun, srun); `session` is one of them.
   analysis::JobView job;
+  std::vector<analysis::CollectiveOp> collectives;  // NCCL's operations of every rank (analysis::collectiveOps)
   // JAX: XLA's allocator's reservation of half the GPU or more in one allocation, made up front (its
   // preallocation); the program's own use inside it is not in the trace. 0 when there is none.
   int64_t preallocated_bytes = 0;

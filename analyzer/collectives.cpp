@@ -25,21 +25,22 @@ double busFactor(std::string_view op, int64_t ranks) {
   return 0;
 }
 
+double CollectiveOp::busBytes() const { return static_cast<double>(bytes) * busFactor(operation, ranks); }
+
 double CollectiveOp::busBytesPerSecond() const {
-  const double factor = busFactor(operation, ranks);
-  if (factor <= 0 || bytes <= 0 || transfer_ns <= 0) return 0;
-  return static_cast<double>(bytes) * factor * 1e9 / static_cast<double>(transfer_ns);
+  const double bus = busBytes();
+  if (bus <= 0 || transfer_ns <= 0) return 0;
+  return bus * 1e9 / static_cast<double>(transfer_ns);
 }
 
 namespace {
 
-// The largest buffer of one operation: AllGather's count is what each rank sends, ReduceScatter's what each
-// receives; the whole gathered or scattered buffer is n times that.
+// The largest buffer of one operation, in bytes: the whole gathered or scattered one for AllGather and ReduceScatter.
 int64_t sizeOf(const TraceData& trace, const schema::CollectiveRow& r) {
   const int64_t element = ncclDatatypeBytes(trace.text(static_cast<int32_t>(r.datatype.id)));
-  const std::string& op = trace.text(static_cast<int32_t>(r.operation.id));
-  const int64_t n = op == "AllGather" || op == "ReduceScatter" ? std::max<int64_t>(r.communicator_ranks, 1) : 1;
-  return r.count * element * n;
+  const nccl::Elements e =
+      nccl::elementsOf(trace.text(static_cast<int32_t>(r.operation.id)), r.count, r.communicator_ranks);
+  return std::max(e.in, e.out) * element;
 }
 
 // Every NCCL kernel's launch call, for joining the rows to them.
@@ -104,11 +105,11 @@ std::vector<CollectiveOp> collectiveOps(const TraceData& trace) {
     const schema::CollectiveRow& r = trace.collectives.rows[i];
     handed.push_back({trace.collectives.session[i], r.thread_id, r.timestamp_ns});
   }
-  const std::vector<size_t> kernel = nccl::launchOfEach(ncclLaunches(trace), handed);
+  const std::vector<size_t> kernel_of = nccl::launchOfEach(ncclLaunches(trace), handed);
   std::map<size_t, CollectiveOp> by_kernel;
   for (size_t i = 0; i < trace.collectives.size(); ++i) {
-    if (kernel[i] != nccl::kNoLaunch) {
-      addRow(trace, trace.collectives.rows[i], trace.collectives.session[i], kernel[i], by_kernel);
+    if (kernel_of[i] != nccl::kNoLaunch) {
+      addRow(trace, trace.collectives.rows[i], trace.collectives.session[i], kernel_of[i], by_kernel);
     }
   }
   std::vector<CollectiveOp> ops;

@@ -32,6 +32,7 @@ struct CollectiveOp {
   int64_t own_ns = 0;                // its kernel's time on this rank
   int64_t transfer_ns = 0;           // the shortest of its kernels over the ranks in the trace
   int32_t ranks_seen = 1;            // how many of its communicator's ranks the trace holds it for
+  double busBytes() const;           // bytes × nccl-tests' bus factor: what each rank must move; 0 for send/receive
   double busBytesPerSecond() const;  // 0 for send/receive and for an unknown datatype
 };
 

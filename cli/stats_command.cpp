@@ -310,7 +310,7 @@ Report collectivesReport(const analysis::TraceData& trace) {
     for (const analysis::CollectiveOp* op : list) {
       times.push_back(op->transfer_ns);
       total += op->transfer_ns;
-      bus_bytes += static_cast<double>(op->bytes) * analysis::busFactor(op->operation, op->ranks);
+      bus_bytes += op->busBytes();
     }
     std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
     const analysis::CollectiveOp& first = *list.front();

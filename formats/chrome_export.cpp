@@ -243,8 +243,9 @@ Status ChromeExporter::loadCollectives() {
     a.datatype = nccl::torchTypeOfDatatype(stringOf(strings_, r.datatype));
     a.group_size = r.communicator_ranks;
     a.communicator = r.communicator;
-    a.in_elements += op == "ReduceScatter" ? r.count * r.communicator_ranks : r.count;
-    a.out_elements += op == "AllGather" ? r.count * r.communicator_ranks : r.count;
+    const nccl::Elements e = nccl::elementsOf(op, r.count, r.communicator_ranks);
+    a.in_elements += e.in;
+    a.out_elements += e.out;
   }
   return Status::ok();
 }

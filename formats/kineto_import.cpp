@@ -198,8 +198,7 @@ class KinetoReader {
       r.communicator_nodes = 1;
       r.rank = rank_.value_or(0);
       r.operation = out_.intern(p.operation);
-      // NCCL's count: what each rank sends to AllGather, receives from ReduceScatter, else the input.
-      r.count = jsonInteger(a, p.operation == "ReduceScatter" ? "Out msg nelems" : "In msg nelems");
+      r.count = nccl::countOf(p.operation, {jsonInteger(a, "In msg nelems"), jsonInteger(a, "Out msg nelems")});
       r.datatype = out_.intern(nccl::datatypeOfTorchType(jsonString(a, "dtype")));
       r.channels = p.blocks;
       if (p.operation == "Send" || p.operation == "Recv") {

@@ -57,6 +57,17 @@ std::string_view torchNameOfOperation(std::string_view op) { return lookUp(kOper
 std::string_view datatypeOfTorchType(std::string_view t) { return lookUp(kTypes, t, true); }
 std::string_view torchTypeOfDatatype(std::string_view t) { return lookUp(kTypes, t, false); }
 
+Elements elementsOf(std::string_view operation, int64_t count, int64_t ranks) {
+  const int64_t n = std::max<int64_t>(ranks, 1);
+  if (operation == "AllGather") return {count, count * n};
+  if (operation == "ReduceScatter") return {count * n, count};
+  return {count, count};
+}
+
+int64_t countOf(std::string_view operation, const Elements& elements) {
+  return operation == "ReduceScatter" ? elements.out : elements.in;
+}
+
 std::vector<size_t> launchOfEach(std::vector<Launch> launches, const std::vector<Handed>& rows) {
   std::map<std::pair<int64_t, int64_t>, std::vector<const Launch*>> by_thread;
   for (const Launch& l : launches) by_thread[{l.session, l.thread}].push_back(&l);

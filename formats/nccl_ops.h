@@ -19,6 +19,16 @@ std::string_view torchNameOfOperation(std::string_view operation);
 std::string_view datatypeOfTorchType(std::string_view torch_type);
 std::string_view torchTypeOfDatatype(std::string_view datatype);
 
+// What one rank sends in and receives out, in elements, for an operation of NCCL's `count`: AllGather's count is
+// what each rank sends (it receives ranks × that), ReduceScatter's what each receives (it sends ranks × that); the
+// others move count each way.
+struct Elements {
+  int64_t in = 0, out = 0;
+};
+Elements elementsOf(std::string_view operation, int64_t count, int64_t ranks);
+// And back: NCCL's count from what one rank sends in and receives out (torch.profiler's "In/Out msg nelems").
+int64_t countOf(std::string_view operation, const Elements& elements);
+
 // An NCCL kernel's launch call: on which thread of which process, when; `id` is the caller's.
 struct Launch {
   int64_t session = 0;

@@ -59,7 +59,7 @@ std::shared_ptr<const TraceSnapshot> analyseSnapshot(const TraceSnapshot& loaded
   snapshot->categories = std::move(context.categories);
   snapshot->pools = std::move(context.pools);
   snapshot->warnings = snapshot->stats.warnings;
-  snapshot->collectives = analysis::collectiveOps(*snapshot->data);
+  snapshot->collectives = std::move(context.collectives);
   return snapshot;
 }
 

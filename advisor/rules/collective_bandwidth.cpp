@@ -92,10 +92,9 @@ std::optional<LinkUse> linkUse(const Context& c) {
   const std::optional<analysis::GpuLink> link = analysis::nvlinkOf(c.trace, c.device);
   if (!link || link->bytes_per_s_each_way <= 0) return std::nullopt;
   LinkUse u{*link, static_cast<double>(link->bytes_per_s_each_way)};
-  for (const analysis::CollectiveOp& op : analysis::collectiveOps(c.trace)) {
-    const double factor = analysis::busFactor(op.operation, op.ranks);
-    if (op.session != c.session || factor <= 0 || op.bytes < kJudgedBytes || !c.inTimedSteps(op.kernel)) continue;
-    const auto bus_bytes = static_cast<int64_t>(static_cast<double>(op.bytes) * factor);
+  for (const analysis::CollectiveOp& op : c.collectives) {
+    const auto bus_bytes = static_cast<int64_t>(op.busBytes());
+    if (op.session != c.session || bus_bytes <= 0 || op.bytes < kJudgedBytes || !c.inTimedSteps(op.kernel)) continue;
     for (OpSummary* s : {&u.by_op[op.operation], &u.all}) {
       ++s->count;
       s->bytes += op.bytes;
