@@ -99,6 +99,8 @@ std::vector<double> launchesPerRange(const std::vector<int64_t>& sorted_launch, 
 }
 
 using RangeKey = std::tuple<int32_t, int32_t, std::string, int64_t>;  // session, domain, name, thread
+// Each process's kernel launch times, sorted.
+using LaunchesBySession = std::map<int32_t, std::vector<int64_t>>;
 
 // Per process, the ends of the PyTorch bridge's optimizer.step ranges, in order.
 std::map<int32_t, std::vector<int64_t>> optimizerStepEnds(const TraceData& t) {
@@ -141,18 +143,27 @@ int32_t countWithin(const std::vector<int64_t>& sorted, int64_t start, int64_t e
 // has no '.') to the next, its backward and optimizer step in between, though no one range spans it. The
 // last runs to the end of the last range of the default domain that starts in it on its thread: libraries'
 // ranges (NCCL's communicator teardown, CUB's) run past the loop's end, to the program's exit.
-void addModuleSteps(const TraceData& t, std::map<RangeKey, std::vector<Iteration>>& groups) {
+void addModuleSteps(const TraceData& t, const LaunchesBySession& launches,
+                    std::map<RangeKey, std::vector<Iteration>>& groups) {
   std::map<RangeKey, std::vector<int64_t>> roots;  // start times of each root module's forward ranges
+  std::map<RangeKey, int32_t> launched;            // kernel launches inside them
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
     const std::string& name = t.text(t.nvtx.name[r]);
     Phase pass;
     if (t.nvtx.kind[r] != schema::NvtxKind::kRange || !isModuleRange(name)) continue;
     const std::string module = moduleOfRange(name, pass);
     if (pass != Phase::kForward || module.find('.') != std::string::npos) continue;
-    roots[{t.nvtx.session[r], kNone, name + " to the next", t.nvtx.thread_id[r]}].push_back(t.nvtx.start_ns[r]);
+    const RangeKey key{t.nvtx.session[r], kNone, name + " to the next", t.nvtx.thread_id[r]};
+    roots[key].push_back(t.nvtx.start_ns[r]);
+    if (const auto own = launches.find(t.nvtx.session[r]); own != launches.end()) {
+      launched[key] += countWithin(own->second, t.nvtx.start_ns[r], t.nvtx.end_ns[r]);
+    }
   }
   const std::map<int32_t, std::vector<int64_t>> optimizer_ends = optimizerStepEnds(t);
   for (auto& [key, forwards] : roots) {
+    // A module that never launches a kernel is no model: torchvision's transforms are modules too, called
+    // per sample by a DataLoader on the training thread.
+    if (launched[key] == 0) continue;
     std::vector<int64_t> starts = forwards;
     if (const auto ends = optimizer_ends.find(std::get<0>(key)); ends != optimizer_ends.end()) {
       starts = firstAfterEachOptimizerStep(forwards, ends->second);
@@ -173,9 +184,6 @@ void addModuleSteps(const TraceData& t, std::map<RangeKey, std::vector<Iteration
     for (Iteration& step : steps) step.forwards = countWithin(forwards, step.start_ns, step.end_ns);
   }
 }
-
-// Each process's kernel launch times, sorted.
-using LaunchesBySession = std::map<int32_t, std::vector<int64_t>>;
 
 // Of these groups of ranges, the repeating one with regular kernel counts after its first instances that
 // covers the most of its own process's kernel launches (ties: the one with more instances; between processes,
@@ -232,7 +240,7 @@ Iterations fromNvtx(const TraceData& t, const std::vector<int64_t>& launch, int3
   Iterations own = bestGroup(groups, launches);
   if (own.source == IterationSource::kNvtx) return own;
   std::map<RangeKey, std::vector<Iteration>> steps;
-  addModuleSteps(t, steps);
+  addModuleSteps(t, launches, steps);
   std::erase_if(steps, [only](const auto& group) { return !inSession(std::get<0>(group.first), only); });
   return bestGroup(steps, launches);
 }

@@ -164,6 +164,28 @@ TEST(Iterations, MicroBatchesOfOneOptimizerStepAreOneStep) {
   EXPECT_EQ(it.list[1].kernels, 9);  // four forwards, four backwards and the optimizer's
 }
 
+// torchvision's transforms are modules: a DataLoader in the training process calls them per sample, and a trace
+// recorded where they were the only root ranges (the bridge's hooks gone before the model's first call) must not
+// take them for the model. They launch no kernel.
+TEST(Iterations, ModulesThatLaunchNothingAreNoModel) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int step = 0; step < 6; ++step) {
+    for (int sample = 0; sample < 8; ++sample)
+      b.nvtx("Normalize (forward)", t + sample * 5'000, t + sample * 5'000 + 4'000);
+    t += 50'000;
+    for (int k = 0; k < 3; ++k) b.kernel("gemm", t + k * 10'000, t + 8'000 + k * 10'000);
+    b.nvtx("optimizer.step (SGD)", t + 40'000, t + 60'000);
+    b.kernel("sgd", t + 41'000, t + 50'000);
+    t += 100'000;
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.marker.find("Normalize"), std::string::npos) << it.marker;
+  for (const Iteration& step : it.list) EXPECT_LE(step.forwards, 1);
+}
+
 // apply's timing check runs three calls of a compiled model as the script wrote it, each launching several
 // times the compiled step's kernels: the loop is still found.
 TEST(Iterations, ThreeStepsOfOtherKernelsLeaveTheLoopALoop) {

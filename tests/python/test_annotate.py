@@ -243,3 +243,32 @@ class DataLoaderRanges(unittest.TestCase):
                 loader = [e for e in out["events"] if e in (["push", "DataLoader.__next__"], ["pop"], ["mark", "batch"])]
                 self.assertEqual(loader, [["push", "DataLoader.__next__"], ["pop"], ["mark", "batch"]] * 3 +
                                  [["push", "DataLoader.__next__"], ["pop"]])
+
+
+class ClosureSteps(unittest.TestCase):
+    """optimizer.step(closure), as Lightning calls it: the optimizer's range holds the update only, after the
+    closure's forward and backward; a weightless module called per sample is no model and gets no range."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.out, _ = support.run_for_json("closure_training.py")
+
+    def test_losses_are_those_of_the_program_without_the_bridge(self):
+        plain, _ = support.run_for_json("closure_training.py", "--plain")
+        self.assertEqual(self.out["losses"], plain["losses"])
+
+    def test_optimizer_range_opens_after_the_closure_and_closes_once(self):
+        events = self.out["events"]
+        for step in range(4):
+            start = events.index(["mark", "phase", "step", step])
+            end = events.index(["mark", "phase", "data", step + 1]) if step < 3 else len(events)
+            part = events[start + 1 : end]
+            closure_done = part.index(["mark", "closure done"])
+            pushes = [i for i, e in enumerate(part) if e == ["push", "optimizer.step (SGD)"]]
+            self.assertEqual(len(pushes), 1, part)
+            self.assertGreater(pushes[0], closure_done)
+            self.assertEqual(part[-1], ["pop"])
+            self.assertIn(["push", "Sequential (forward)"], part[:closure_done])
+
+    def test_weightless_module_gets_no_range(self):
+        self.assertFalse([e for e in self.out["events"] if e[0] == "push" and e[1].startswith("Jitter")])

@@ -183,8 +183,10 @@ def _forward_pre(module, args):
     if _hook_free:  # removed by stop_module_hooks in this very call's hooks
         _root_pre(module, args)
         return
-    names = _range_names(module)
     stack = _stack()
+    if not stack and _weightless(module):
+        return  # no model: a transform a DataLoader calls per sample (its post-hook finds the stack empty)
+    names = _range_names(module)
     if not stack:
         _close_open_backward()
         if _annotated_enough(module):
@@ -195,6 +197,12 @@ def _forward_pre(module, args):
             observe(module)
     stack.append((module, names, _tensors(args, []) if torch.is_grad_enabled() else []))
     torch.cuda.nvtx.range_push(names[1])
+
+
+def _weightless(module):
+    """A module with no parameters or buffers anywhere inside: torchvision's transforms, an activation called on
+    its own. Such a root is no model, and its calls (per sample, in a DataLoader) are no steps."""
+    return next(module.parameters(), None) is None and next(module.buffers(), None) is None
 
 
 @_guarded
@@ -359,19 +367,58 @@ def _loader_range_pop():
 _step_ranges = threading.local()
 
 
+def _open_steps():
+    """This thread's optimizer steps in progress, innermost last: whether each one's range is open now."""
+    steps = getattr(_step_ranges, "open", None)
+    if steps is None:
+        steps = _step_ranges.open = []
+    return steps
+
+
 @_guarded
 def _step_pre(optimizer, args, kwargs):
     _close_open_backward()
-    _step_ranges.depth = getattr(_step_ranges, "depth", 0) + 1
-    torch.cuda.nvtx.range_push(f"optimizer.step ({type(optimizer).__name__})")
+    name = f"optimizer.step ({type(optimizer).__name__})"
+    closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # args: (optimizer, closure?)
+    if not callable(closure):
+        _open_steps().append(True)
+        torch.cuda.nvtx.range_push(name)
+        return None
+    # step(closure) runs the closure first (Lightning's training step: forward, backward), then updates: the
+    # range holds only the update, so that the model's work is not counted as the optimizer's.
+    _open_steps().append(False)
+    wrapped = _outside_step_range(closure, name)
+    if "closure" in kwargs:
+        return args, dict(kwargs, closure=wrapped)
+    return (args[0], wrapped, *args[2:]), kwargs
+
+
+def _outside_step_range(closure, name):
+    def run(*args, **kwargs):
+        steps = _open_steps()
+        if steps and steps[-1]:
+            torch.cuda.nvtx.range_pop()
+            steps[-1] = False
+        try:
+            result = closure(*args, **kwargs)
+        except BaseException:
+            if steps:
+                steps.pop()  # the step raises too: no post-hook comes for it
+            raise
+        if steps and not steps[-1]:
+            torch.cuda.nvtx.range_push(name)
+            steps[-1] = True
+        return result
+
+    return run
 
 
 @_guarded
 def _step_post(optimizer, args, kwargs):
     global _optimizer_steps
     _optimizer_steps += 1
-    if getattr(_step_ranges, "depth", 0) > 0:
-        _step_ranges.depth -= 1
+    steps = _open_steps()
+    if steps and steps.pop():
         torch.cuda.nvtx.range_pop()
 
 
