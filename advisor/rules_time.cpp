@@ -318,6 +318,11 @@ LoaderWait loaderWait(const Context& c) {
 int64_t hostAwayInSteps(const Context& c) {
   if (c.iterations.source == analysis::IterationSource::kNvtx || c.step.timed_windows.empty()) return 0;
   const std::vector<Interval> calls = analysis::cudaCalls(c.trace, c.session);
+  // The GPU's busy time and the bridge's DataLoader ranges (their idle is loaderWait's, counted once).
+  std::vector<Interval> accounted = c.activity.busy;
+  const std::vector<Interval> loading = c.dataLoaderRanges();
+  accounted.insert(accounted.end(), loading.begin(), loading.end());
+  accounted = analysis::mergeIntervals(std::move(accounted));
   std::vector<int64_t> per_step;
   for (const analysis::Iteration& it : c.iterations.list) {
     if (it.warmup || !c.inTimedSteps(it.start_ns)) continue;
@@ -326,7 +331,7 @@ int64_t hostAwayInSteps(const Context& c) {
     // unjitted JAX step's 5 ms a step of them was no input pipeline).
     int64_t longest = 0;
     for (const Interval& i : away) {
-      longest = std::max(longest, i.end - i.start - analysis::overlapLength(c.activity.busy, i.start, i.end));
+      longest = std::max(longest, i.end - i.start - analysis::overlapLength(accounted, i.start, i.end));
     }
     per_step.push_back(longest);
   }

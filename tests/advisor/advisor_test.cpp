@@ -468,16 +468,18 @@ TEST(Advisor, ExposedCommunicationOnBuiltTraces) {
 // A PyTorch loop recorded with --torch (steps from one forward to the next): each step's GPU work takes 2 ms,
 // then the DataLoader hands out the next batch, taking `loading_ns` of the host in the bridge's range while the
 // GPU has nothing left to run.
-Advice adviceOnLoaderSteps(int64_t loading_ns) {
+Advice adviceOnLoaderSteps(int64_t loading_ns, bool model_ranges = true) {
   TempDir dir;
   testing::TraceBuilder b(dir.path("loader.gpuscope"));
   const int64_t period = 2'500'000 + loading_ns;
   for (int step = 0; step < 8; ++step) {
     const int64_t t = step * period;
-    b.nvtx("Net (forward)", t, t + 400'000);
+    if (model_ranges) b.nvtx("Net (forward)", t, t + 400'000);
     for (int k = 0; k < 4; ++k) {
       const int64_t start = t + 20'000 + k * 500'000;
-      b.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", start, start + 490'000, 7, t + k * 1'000);
+      const char* name = k == 0 ? "void at::native::(anonymous namespace)::CatArrayBatchedCopy<float>"
+                                : "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+      b.kernel(name, start, start + 490'000, 7, t + k * 1'000);
     }
     b.nvtx(std::string(analysis::kDataLoaderRange), t + 2'100'000, t + 2'100'000 + loading_ns);
   }
@@ -498,6 +500,14 @@ TEST(Advisor, TheGpuIdlingWhileTheDataLoaderMakesTheNextBatchIsAnInputPipelineFi
   ASSERT_EQ(f->fix.plan.size(), 1u);
   EXPECT_EQ(f->fix.plan[0].kind, "data_loader");
   EXPECT_FALSE(adviceOnLoaderSteps(100'000).find("input_pipeline"));  // 0.1 ms of a 2.6 ms step
+  // Without the model's ranges the steps come from the kernels and the loading falls inside them, where it is
+  // also a stretch of host work outside CUDA: counted once.
+  const Advice unmarked = adviceOnLoaderSteps(3'000'000, false);
+  const Finding* g = unmarked.find("input_pipeline");
+  ASSERT_TRUE(g) << unmarked.step_basis;
+  // 3 ms in the loader's range, and the 0.5 ms between its end and the next step's first kernel with no CUDA call.
+  EXPECT_GE(g->gain.idle_ns, 3'000'000);
+  EXPECT_LT(g->gain.idle_ns, 4'000'000);
 }
 
 Advice adviceOnPath(const std::string& path) {
@@ -741,8 +751,8 @@ TEST(Advisor, StragglerOnARealDdpJob) {
 }
 
 // A PyTorch loop (the allocator's events in the trace, as record --torch writes them) whose scratch buffer
-// grows by 16 MiB every step while an 8 MiB tensor of each step is kept: each size needs a new segment, the
-// freed ones stay cached, and 1.4 GiB are reserved for tensors that never exceed 300 MiB together. With one
+// grows every step while an 8 MiB tensor of each step is kept: each size needs a new segment, the freed ones
+// stay cached. Growing by 128 MiB, 6.3 GiB are reserved for tensors that never exceed 1.2 GiB together. With one
 // segment reused every step, no finding.
 Advice adviceOnCachingAllocator(int64_t growth_bytes) {
   TempDir dir;
@@ -768,7 +778,7 @@ Advice adviceOnCachingAllocator(int64_t growth_bytes) {
 }
 
 TEST(Advisor, CachingAllocatorFragmentationOnBuiltTraces) {
-  const Advice growing = adviceOnCachingAllocator(16 << 20);
+  const Advice growing = adviceOnCachingAllocator(128 << 20);
   const Finding* f = growing.find("pool_fragmentation");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->title.rfind("PyTorch's caching allocator holds", 0), 0u) << f->title;
@@ -778,6 +788,8 @@ TEST(Advisor, CachingAllocatorFragmentationOnBuiltTraces) {
   ASSERT_EQ(f->fix.plan.size(), 1u);
   EXPECT_EQ(f->fix.plan[0].text("setting"), "expandable_segments:True");
   EXPECT_FALSE(adviceOnCachingAllocator(0).find("pool_fragmentation"));  // one segment, reused every step
+  // 1.4 GiB reserved for 300 MiB of tensors: fragmented, but under 5 % of the GPU's memory, which nothing misses.
+  EXPECT_FALSE(adviceOnCachingAllocator(16 << 20).find("pool_fragmentation"));
 }
 
 // A loop that pins a 64 MiB staging buffer every step (cudaHostAlloc, 2 ms; cudaFreeHost, 0.3 ms) before its
