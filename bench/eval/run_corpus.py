@@ -49,7 +49,7 @@ def program_command(case_dir, truth, which, carry):
     if not script.exists():
         return None
     ranks = truth.get("multi_rank")
-    if ranks:
+    if ranks and truth.get("launcher") != "self":  # "self": the program starts its other ranks (Lightning, mp.spawn)
         return ["torchrun", "--standalone", f"--nproc_per_node={ranks}", str(script)]
     return [sys.executable, str(script)]
 

@@ -28,7 +28,9 @@ TOLERANCES = {
     "tf32": (0.02, 0.02, "TF32 rounds matmul inputs to 10 mantissa bits"),
     "compile": (0.02, 0.02, "the compiler fuses and reorders floating-point sums"),
     "autocast": (0.10, 0.05, "bf16 keeps 8 mantissa bits"),
-    "data_loader": (0.10, 0.10, "loader workers draw random transforms from generators of their own"),
+    # A single step's loss on other random crops and flips: 10.3 and 18.9 % at step 1 of a ResNet-18 trained with
+    # SGD (lr 0.1) on two ranks, the runs' windows of 10 steps within 10 % (Lightning, 2 x H100, 2026-11-27).
+    "data_loader": (0.25, 0.10, "loader workers draw random transforms from generators of their own"),
 }
 
 _reference = []  # the run as written's values, where `gpuscope apply` ran it first

@@ -1,0 +1,111 @@
+"""Data-parallel training of GPT-2 small (12 layers, 768 wide) on 2 GPUs (DistributedDataParallel, bf16 autocast,
+fused AdamW) over a corpus chunked into sequences of 256, 512, 768 and 1024 tokens. Batches of 24 sequences of one
+length (no padding) are shuffled each epoch and dealt out to the ranks in turn, as a bucketing batch sampler under
+DistributedSampler-style sharding does.
+Run with: torchrun --standalone --nproc_per_node=2 program.py"""
+
+import os
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, Dataset, Sampler
+from transformers import GPT2Config, GPT2LMHeadModel
+
+LENGTHS = (256, 512, 768, 1024)
+BATCH = 24
+
+
+class ChunkedCorpus(Dataset):
+    """Token sequences cut from documents at one of four lengths, the same number of each."""
+
+    def __init__(self, per_length, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        self.docs = [torch.randint(0, 50257, (n,), generator=g) for n in LENGTHS for _ in range(per_length)]
+
+    def __len__(self):
+        return len(self.docs)
+
+    def __getitem__(self, i):
+        return self.docs[i]
+
+
+class BucketBatchSampler(Sampler):
+    """Batches of sequences of one length, shuffled each epoch with a seed all ranks share; rank r takes batches
+    r, r + world, r + 2 world, ..."""
+
+    def __init__(self, dataset, batch_size, rank, world, seed=0):
+        self.buckets = {}
+        for i, doc in enumerate(dataset.docs):
+            self.buckets.setdefault(len(doc), []).append(i)
+        self.batch_size, self.rank, self.world, self.seed, self.epoch = batch_size, rank, world, seed, 0
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def batches(self, g):
+        out = []
+        for indices in self.buckets.values():
+            order = [indices[i] for i in torch.randperm(len(indices), generator=g).tolist()]
+            out += [order[s : s + self.batch_size] for s in range(0, len(order) - self.batch_size + 1, self.batch_size)]
+        return [out[i] for i in torch.randperm(len(out), generator=g).tolist()]
+
+    def __iter__(self):
+        g = torch.Generator().manual_seed(self.seed + self.epoch)
+        yield from self.batches(g)[self.rank :: self.world]
+
+    def __len__(self):
+        return sum(len(v) // self.batch_size for v in self.buckets.values()) // self.world
+
+
+def main():
+    dist.init_process_group(backend="nccl")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    device = torch.device("cuda", local_rank)
+
+    torch.manual_seed(0)
+    model = DDP(GPT2LMHeadModel(GPT2Config()).to(device), device_ids=[local_rank])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1, fused=True)
+
+    dataset = ChunkedCorpus(per_length=5 * BATCH * world)  # 20 steps per epoch
+    sampler = BucketBatchSampler(dataset, BATCH, rank, world)
+    loader = DataLoader(dataset, batch_sampler=sampler, collate_fn=torch.stack, num_workers=2, pin_memory=True,
+                        persistent_workers=True)
+
+    def train_step(ids):
+        ids = ids.to(device, non_blocking=True)
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return loss.detach()
+
+    model.train()
+    sampler.set_epoch(0)  # warm-up: one epoch, every length seen
+    for ids in loader:
+        train_step(ids)
+    torch.cuda.synchronize()
+
+    steps = 0
+    start = time.perf_counter()
+    for epoch in (1, 2):
+        sampler.set_epoch(epoch)
+        for ids in loader:
+            loss = train_step(ids)
+            steps += 1
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - start
+
+    dist.all_reduce(loss, op=dist.ReduceOp.AVG)
+    if rank == 0:
+        print(f"final loss {loss.item():.4f}")
+        print(f"{elapsed * 1000 / steps:.3f} ms/step")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
