@@ -58,7 +58,7 @@ class ApplyCommand(unittest.TestCase):
         # No random transform: the loader's workers hand out the same batches, and SGD fused does what it did.
         self.assertRegex(lines[-2], r"^gpuscope apply: results as the run as written: the loss of steps 1-4 and the "
                                     r"model's outputs and buffers at 4 calls compared, the largest difference [\d.]+ % "
-                                    r"\(.*, tolerance 10 %: loader workers draw random transforms from generators of "
+                                    r"\(.*, tolerance 25 %: loader workers draw random transforms from generators of "
                                     r"their own\)$")
         self.assertEqual(lines[-1], "gpuscope apply: exit code 3, as the run as written")
 
