@@ -217,11 +217,6 @@ std::optional<Finding> memoryLeak(const Context& c) {
   return f;
 }
 
-// PyTorch's caching allocator (and CuPy's memory pool, with gpuscope's CuPy bridge) is a pool too: it reserves
-// segments with cudaMalloc and hands tensors out of them. With its own events in the trace (record --torch, import),
-// what it reserved at its peak against its tensors' peak is what it held and never needed at once: segments whose freed
-// blocks did not fit the sizes asked for next. Some slack is the cache doing its job, so it takes a quarter of the
-// reservation and 512 MiB.
 // A reservation this small a share of the GPU takes nothing another allocation needs: PyTorch's caching allocator
 // held 1.6-3.0 GiB for 0.8-2.2 GiB of tensors in two clean 2-rank jobs on 80 GiB H100s (2026-11-27), an unused
 // gigabyte no program misses; the planted cases reserved 7 GiB and more.
@@ -232,6 +227,11 @@ bool smallOnItsGpu(const Context& c, int64_t reserved) {
   return capacity > 0 && static_cast<double>(reserved) < kPoolShareOfGpu * static_cast<double>(capacity);
 }
 
+// PyTorch's caching allocator (and CuPy's memory pool, with gpuscope's CuPy bridge) is a pool too: it reserves
+// segments with cudaMalloc and hands tensors out of them. With its own events in the trace (record --torch, import),
+// what it reserved at its peak against its tensors' peak is what it held and never needed at once: segments whose freed
+// blocks did not fit the sizes asked for next. Some slack is the cache doing its job, so it takes a quarter of the
+// reservation and 512 MiB.
 std::optional<Finding> cachingAllocatorFragmentation(const Context& c) {
   const analysis::DeviceMemory* top = c.memory.peakDevice();
   if (!c.memory.hasTensors() || !top || top->cuda_peak_bytes == 0) return std::nullopt;

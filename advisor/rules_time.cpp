@@ -299,8 +299,8 @@ struct LoaderWait {
 // The PyTorch bridge's DataLoader ranges inside the timed steps: how long the host spent in them, and how long of
 // that the GPU idled. A step that runs from one forward to the next holds its batch's loading, so the gap
 // between steps does not show it.
-LoaderWait loaderWait(const Context& c) {
-  const std::vector<Interval> loading = analysis::intersect(c.dataLoaderRanges(), c.step.timed_windows);
+LoaderWait loaderWait(const Context& c, const std::vector<Interval>& loader_ranges) {
+  const std::vector<Interval> loading = analysis::intersect(loader_ranges, c.step.timed_windows);
   LoaderWait wait;
   if (loading.empty()) return wait;
   wait.first = loading.front();
@@ -315,13 +315,12 @@ LoaderWait loaderWait(const Context& c) {
 // in which the host made no CUDA call. With NVTX steps that work is between them, in the gap between steps. The
 // median step's longest such stretch: a habit of every step, not a few hiccups (a jitted JAX step fed on the
 // device had 1 ms gaps in a few of its steps, and none in the median one).
-int64_t hostAwayInSteps(const Context& c) {
+int64_t hostAwayInSteps(const Context& c, const std::vector<Interval>& loader_ranges) {
   if (c.iterations.source == analysis::IterationSource::kNvtx || c.step.timed_windows.empty()) return 0;
   const std::vector<Interval> calls = analysis::cudaCalls(c.trace, c.session);
   // The GPU's busy time and the bridge's DataLoader ranges (their idle is loaderWait's, counted once).
   std::vector<Interval> accounted = c.activity.busy;
-  const std::vector<Interval> loading = c.dataLoaderRanges();
-  accounted.insert(accounted.end(), loading.begin(), loading.end());
+  accounted.insert(accounted.end(), loader_ranges.begin(), loader_ranges.end());
   accounted = analysis::mergeIntervals(std::move(accounted));
   std::vector<int64_t> per_step;
   for (const analysis::Iteration& it : c.iterations.list) {
@@ -338,13 +337,21 @@ int64_t hostAwayInSteps(const Context& c) {
   return analysis::summarize(per_step).median;
 }
 
-int64_t waitInCollectives(const Context& c);
+// Per step, what the context's rank waits inside its collectives for the rank that arrives last at each: in a
+// multi-rank job, the analyzer's figure for its rank; 0 in a single process.
+int64_t waitInCollectives(const Context& c) {
+  for (const analysis::RankStep& r : c.job.ranks) {
+    if (r.session == c.session) return r.wait_ns;
+  }
+  return 0;
+}
 
 std::optional<Finding> inputPipeline(const Context& c) {
   if (c.device == analysis::kNone) return std::nullopt;
   const int64_t between = c.step.between.empty() ? 0 : c.idleBetweenStepsNs();
-  const LoaderWait loader = loaderWait(c);
-  const int64_t away = hostAwayInSteps(c);
+  const std::vector<Interval> loader_ranges = c.dataLoaderRanges();
+  const LoaderWait loader = loaderWait(c, loader_ranges);
+  const int64_t away = hostAwayInSteps(c, loader_ranges);
   const int64_t per_gap = between + loader.idle_ns + away;
   if (c.shareOfStep(per_gap) < 0.10) return std::nullopt;
   // In a job every rank makes its own batches, each taking its own time: a rank also waits inside its collectives
@@ -500,15 +507,6 @@ void communicationAndCompute(const Context& c, std::vector<Interval>& comm, std:
   }
   comm = analysis::mergeIntervals(std::move(comm));
   compute = analysis::mergeIntervals(std::move(compute));
-}
-
-// Per step, what the context's rank waits inside its collectives for the rank that arrives last at each: in a
-// multi-rank job, the analyzer's figure for its rank; 0 in a single process.
-int64_t waitInCollectives(const Context& c) {
-  for (const analysis::RankStep& r : c.job.ranks) {
-    if (r.session == c.session) return r.wait_ns;
-  }
-  return 0;
 }
 
 // A loop of collectives the program issues itself: at least this many launched one after another with nothing
