@@ -7,6 +7,7 @@ import sys
 import tempfile
 import unittest
 
+import numpy
 import torch
 
 import support
@@ -270,6 +271,39 @@ class GradientAccumulation(PlanCase):
                       "optimizer step", result.stderr)
         self.assertIn("fusion-2 (fusion): applied: Transformer.forward compiled (mode 'default')", result.stderr)
         self.assertNotIn("rolled back", result.stderr)
+
+
+class CarriedState(PlanCase):
+    """CUDA graphs replay into the same memory, so a forward handed what its previous call returned (a KV cache,
+    a recurrent state) keeps no graphs; one handed a new tensor that reuses a freed output's address keeps them."""
+
+    def test_a_recurrent_state_handed_back_rolls_the_graphs_back(self):
+        plain, _ = self.json_output("carried_state.py", "carry")
+        applied, lines = self.json_output("carried_state.py", "carry", plan=self.plan({"kind": "cuda_graphs"}))
+        self.assertIn("applied: Cell.forward compiled (mode 'reduce-overhead')", lines[1])
+        self.assertIn("cuda_graphs-1 (cuda_graphs): rolled back: CUDA graphs: the forward is handed tensors its "
+                      "previous call returned", lines[-1])
+        torch.testing.assert_close(applied["losses"], plain["losses"], rtol=1e-5, atol=0)
+
+    def test_a_fresh_state_keeps_them(self):
+        _, lines = self.json_output("carried_state.py", "fresh", plan=self.plan({"kind": "cuda_graphs"}))
+        self.assertFalse([line for line in lines if "rolled back" in line], lines)
+
+    def test_memory_still_held_is_carried_and_a_reused_address_is_not(self):
+        sys.path.insert(0, str(support.BRIDGE))
+        from gpuscope_torch import apply  # its functions only: nothing is installed in this process
+
+        # A staging buffer the loader refills: each batch wraps the same memory, in a storage of its own.
+        buffer = numpy.zeros((16, 64), dtype=numpy.float32)
+        returned = torch.from_numpy(buffer)
+        refs = apply._storages([returned])
+        self.assertTrue(apply._carried([returned.detach()], refs))
+        self.assertTrue(apply._carried([returned[4:]], refs))  # a view of it
+        address = returned.data_ptr()
+        del returned
+        batch = torch.from_numpy(buffer)
+        self.assertEqual(batch.data_ptr(), address)
+        self.assertFalse(apply._carried([batch], refs))
 
 
 class Checked(PlanCase):

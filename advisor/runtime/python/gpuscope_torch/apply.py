@@ -47,6 +47,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 
 import torch
 
@@ -565,7 +566,7 @@ def _guarded(kind, changed, original, graphs, module):
     With CUDA graphs (graphs), a forward handed back what its previous call returned (a KV cache, a recurrent
     state) is never replayed: a replay would overwrite it. Nor is one of several forwards per optimizer step
     (gradient accumulation): the model is compiled again without graphs."""
-    state = {"calls": 0, "returned": set(), "changed": changed, "graphs": graphs, "train_calls": 0, "steps": 0}
+    state = {"calls": 0, "returned": [], "changed": changed, "graphs": graphs, "train_calls": 0, "steps": 0}
 
     # With the forward's own signature: callers read it (transformers' generate asks for logits_to_keep, and
     # without it computes the logits of every position at every token).
@@ -575,8 +576,7 @@ def _guarded(kind, changed, original, graphs, module):
         if kind in _rolled_back or kind not in _active:
             return original(*args, **kwargs)
         graphs = state["graphs"]
-        handed = values.tensors((args, kwargs))
-        if graphs and state["calls"] <= 4 and any(t.data_ptr() in state["returned"] for t in handed):
+        if graphs and state["calls"] <= 4 and _carried(values.tensors((args, kwargs)), state["returned"]):
             _roll_back(kind, "CUDA graphs: the forward is handed tensors its previous call returned (state kept from "
                              "call to call, such as a KV cache), which graph replays would overwrite")
             return original(*args, **kwargs)
@@ -596,10 +596,31 @@ def _guarded(kind, changed, original, graphs, module):
             _roll_back(kind, f"{type(error).__name__}: {first_line[:300]}")
             return original(*args, **kwargs)
         if graphs and state["calls"] <= 3:
-            state["returned"] = {t.data_ptr() for t in values.tensors(out) if t.is_cuda}
+            state["returned"] = _storages(values.tensors(out))
         return out
 
     return forward
+
+
+def _storages(tensors):
+    """Weak references to the memory a call's tensors live in. A storage's Python object lives exactly as long
+    as the memory (PyTorch keeps the one object for it): a later tensor in the same memory is state carried
+    over (a view or a detached copy of it included), one that only reuses a freed address is not."""
+    refs = []
+    for t in tensors:
+        try:
+            refs.append(weakref.ref(t.untyped_storage()))
+        except (RuntimeError, NotImplementedError, TypeError):  # no storage of its own (sparse, a subclass)
+            pass
+    return refs
+
+
+def _carried(handed, returned):
+    """Whether a call is handed memory a previous call returned that is still alive. Addresses alone would not
+    do: the caching allocator hands a batch the block of last step's freed logits, and a training loop with
+    no state at all lost its CUDA graphs to it."""
+    alive = {id(s) for s in (ref() for ref in returned) if s is not None}
+    return any(id(ref()) in alive for ref in _storages(handed)) if alive else False
 
 
 def _accumulating(state, module):
