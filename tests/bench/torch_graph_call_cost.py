@@ -8,17 +8,24 @@ tensors a block), width 64, batch 8, so that the GPU's work is a few microsecond
 its host time. The module's forward is compiled the way `gpuscope apply` does it (module.forward =
 torch.compile(module.forward, mode="reduce-overhead")).
 
-Usage (on a GPU): python3 torch_graph_call_cost.py [--steps N] [--depths 1,4,16,64]
-Prints one JSON line per depth: parameter tensors, eager and compiled host ms of forward and backward (medians).
+With --ddp-caps, the model is wrapped in DistributedDataParallel (one process, NCCL) first, as torchrun jobs
+wrap theirs, once per bucket cap in MB: torch.compile then compiles one graph per gradient bucket
+(DDPOptimizer), so the forward and the backward each become as many calls, one CUDA-graph replay each.
+
+Usage (on a GPU): python3 torch_graph_call_cost.py [--steps N] [--depths 1,4,16,64] [--width W] [--ddp-caps 25,4,1]
+Prints one JSON line per depth (and bucket cap): parameter tensors, gradient buckets, eager and compiled host ms
+of forward and backward (medians).
 """
 
 import argparse
 import json
+import os
 import statistics
 import time
 
 import torch
 import torch.nn as nn
+from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
 
 
 class Block(nn.Module):
@@ -48,15 +55,36 @@ def host_times(model, x, steps, warmup):
     return [statistics.median(t[k] for t in times) * 1e3 for k in range(2)]
 
 
-def measure(depth, steps, warmup):
+def buckets(model, cap_mb, x):
+    """DDP's gradient buckets for this cap: the all-reduces of one eager step, counted by a communication hook
+    on a copy of the model (a hook cannot be taken off again)."""
+    counted = []
+
+    def hook(state, bucket):
+        counted.append(1)
+        return allreduce_hook(state, bucket)
+
+    probe = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=cap_mb)
+    probe.register_comm_hook(None, hook)
+    for _ in range(2):
+        counted.clear()
+        probe(x).square().mean().backward()
+    torch.cuda.synchronize()
+    return len(counted)
+
+
+def measure(depth, width, steps, warmup, cap_mb=None):
     torch.manual_seed(0)
-    model = nn.Sequential(*[Block(64) for _ in range(depth)]).cuda()
-    x = torch.randn(8, 64, device="cuda")
+    model = nn.Sequential(*[Block(width) for _ in range(depth)]).cuda()
+    x = torch.randn(8, width, device="cuda")
+    result = {"depth": depth, "parameter_tensors": sum(1 for _ in model.parameters())}
+    if cap_mb is not None:
+        result.update(bucket_cap_mb=cap_mb, buckets=buckets(model, cap_mb, x))
+        model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=cap_mb)
     eager = host_times(model, x, steps, warmup)
     model.forward = torch.compile(model.forward, mode="reduce-overhead")
     compiled = host_times(model, x, steps, warmup + 5)  # the CUDA-graph tree records on the first calls
-    return {"depth": depth, "parameter_tensors": sum(1 for _ in model.parameters()),
-            "eager_forward_ms": eager[0], "eager_backward_ms": eager[1],
+    return {**result, "eager_forward_ms": eager[0], "eager_backward_ms": eager[1],
             "graph_forward_ms": compiled[0], "graph_backward_ms": compiled[1]}
 
 
@@ -65,10 +93,21 @@ def main():
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--depths", default="1,4,16,64")
+    parser.add_argument("--width", type=int, default=64)
+    parser.add_argument("--ddp-caps", default="", help="bucket caps in MB, comma-separated: DDP runs")
     args = parser.parse_args()
+    caps = [float(c) for c in args.ddp_caps.split(",") if c] or [None]
+    if caps[0] is not None:
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", "29517")
+        torch.distributed.init_process_group("nccl", rank=0, world_size=1)
     for depth in (int(d) for d in args.depths.split(",")):
-        result = measure(depth, args.steps, args.warmup)
-        print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}), flush=True)
+        for cap in caps:
+            torch._dynamo.reset()  # each run compiles its own graphs
+            result = measure(depth, args.width, args.steps, args.warmup, cap)
+            print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}), flush=True)
+    if caps[0] is not None:
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":
