@@ -79,6 +79,9 @@ struct HostWork {
   // Of step_ns, stretches of kHostBusyGapNs or more with no CUDA call: the host computing on its own (NumPy,
   // copying into a staging buffer), which no CUDA graph takes away.
   int64_t away_ns = 0;
+  // The model's parameter tensors (the PyTorch bridge's tensor roles) when DistributedDataParallel wraps it, else
+  // 0: its compiled calls keep work per parameter (kDdpCompiledHostPerParameterNs).
+  int64_t ddp_parameters = 0;
 };
 
 struct Context {

@@ -14,6 +14,12 @@ namespace gpuscope::advisor {
 // apply` of a CUDA-graph plan, 0.86-1.75 ms per forward or backward call; the low end taken.
 inline constexpr int64_t kCompiledCallHostNs = 860'000;
 inline constexpr int64_t kCompiledCallsPerStep = 2;  // the model's forward and its backward
+// A DistributedDataParallel model compiled the same way keeps work per parameter tensor in its calls (its
+// reducer's gradient hooks and bucket copies, the compiled pieces' inputs): on an H100, residual MLPs of 64 and
+// 256 parameter tensors wrapped in DDP took 9.5-10.1 and 34.7-38.1 ms of host time per compiled training step
+// with 1 to 64 gradient buckets (3.9 and 13.3-13.9 ms of it in the forward), against 2.1 and 5.9 ms unwrapped
+// (tests/bench/torch_graph_call_cost.py --ddp-caps, docs/benchmarks.md): 0.12 ms more per parameter tensor.
+inline constexpr int64_t kDdpCompiledHostPerParameterNs = 120'000;
 
 // What a set of fixes changes in the host's work.
 struct HostChanges {
@@ -38,6 +44,7 @@ inline constexpr std::string_view kHostFloorBasis =
     "backward scaled by their launches (less those fusion removes, plus a compiled recomputation's and one cast "
     "per fp32 GEMM under autocast), a per-parameter optimizer step's host time divided by 4 "
     "when fused, 3.2× the blocks' forward host time added for eager recomputation, and 0.86 ms per compiled "
-    "call with CUDA graphs (tests/bench/torch_host_costs.py, docs/benchmarks.md)";
+    "call with CUDA graphs, plus 0.12 ms per parameter tensor of a DistributedDataParallel model "
+    "(tests/bench/torch_host_costs.py, tests/bench/torch_graph_call_cost.py, docs/benchmarks.md)";
 
 }  // namespace gpuscope::advisor
