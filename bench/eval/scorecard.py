@@ -12,7 +12,8 @@ What counts (bench/corpus/README.md has the truth files' keys):
   step match   the advisor's step on the recorded run against the program's own clock in that same run
   prediction   the plan's predicted step against the program's clock under `apply`, and its predicted peak
                against the peak measured in the `apply --record` trace; counted for plans with a fix
-               reported applied. Wrong direction: predicted faster (or slower) than the recorded step by
+               reported applied. Where the advisor as it is now plans the very fixes `apply` ran, its own
+               prediction is scored (after --rescore), else the applied plan's. Wrong direction: predicted faster (or slower) than the recorded step by
                more than 3 %, measured the other way against the plain run by more than 3 %
   took hold    a fix reported applied whose finding is gone from the re-recorded run's advice, or whose
                estimated gain there fell by half or more
@@ -150,6 +151,19 @@ def load_case(case_dir):
     return case
 
 
+def fix_set(plan):
+    return sorted((f.get("kind", ""), str(f.get("setting", ""))) for f in (plan or {}).get("fixes", []))
+
+
+def plan_scored(case_dir):
+    """The plan `apply` ran. Where the advisor as it is now (program.plan.json after --rescore) plans the same
+    fixes, its prediction is the one scored: the measured run is of those very fixes."""
+    applied, now = load(case_dir / "applied.plan.json"), load(case_dir / "program.plan.json")
+    if applied and now and fix_set(applied) == fix_set(now):
+        return {**applied, "predicted": now.get("predicted", applied.get("predicted"))}
+    return applied or now
+
+
 def judge(folder, case_dir):
     case = load_case(case_dir)
     if case is None or "truth" not in case:
@@ -160,7 +174,7 @@ def judge(folder, case_dir):
     advice = load(case_dir / "program.advice.json")
     clean = load(case_dir / "clean.advice.json")
     after = load(case_dir / "after.advice.json")
-    plan = load(case_dir / "applied.plan.json") or load(case_dir / "program.plan.json")
+    plan = plan_scored(case_dir)
     fired, fired_clean = findings(advice), findings(clean)
     planted = truth.get("planted", [])
     allowed = set(planted) | set(truth.get("allowed", []))
