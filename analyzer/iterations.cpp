@@ -381,19 +381,27 @@ void markHookFree(const TraceData& t, Iterations& it) {
   for (Iteration& i : it.list) i.hook_free = i.start_ns >= it.hooks_removed_ns;
 }
 
-// Warm-up is judged among the iterations recorded alike: where the bridge removed its hooks, the annotated
-// ones (which hold the warm-up) against their own median, since the hooks slow every one of them. The steady
-// duration is the hook-free iterations' where there are at least two: the program's own speed.
-void markWarmup(Iterations& it) {
-  const size_t annotated = static_cast<size_t>(
-      std::find_if(it.list.begin(), it.list.end(), [](const Iteration& i) { return i.hook_free; }) - it.list.begin());
+// The leading iterations of [first, end) much longer than those iterations' median, at most half of them.
+void markLeadingOutliers(Iterations& it, size_t first, size_t end) {
   std::vector<int64_t> durations;
-  for (size_t i = 0; i < annotated; ++i) durations.push_back(it.list[i].durationNs());
+  for (size_t i = first; i < end; ++i) durations.push_back(it.list[i].durationNs());
   const int64_t median = summarize(durations).median;
-  for (size_t i = 0; i < annotated / 2; ++i) {
+  for (size_t i = first; i < first + (end - first) / 2; ++i) {
     if (static_cast<double>(it.list[i].durationNs()) <= kWarmupFactor * static_cast<double>(median)) break;
     it.list[i].warmup = true;
   }
+}
+
+// Warm-up is judged among the iterations recorded alike: where the bridge removed its hooks, the annotated
+// ones (which hold the warm-up) against their own median, since the hooks slow every one of them, and the
+// hook-free ones against theirs (under `apply --record` the hooks go at the model's first call, and its compile
+// falls in the first hook-free iterations: 36 s of a 20 ms step). The steady duration is the hook-free
+// iterations' where there are at least two: the program's own speed.
+void markWarmup(Iterations& it) {
+  const size_t annotated = static_cast<size_t>(
+      std::find_if(it.list.begin(), it.list.end(), [](const Iteration& i) { return i.hook_free; }) - it.list.begin());
+  markLeadingOutliers(it, 0, annotated);
+  markLeadingOutliers(it, annotated, it.list.size());
   const bool timed_hook_free = it.list.size() - annotated >= 2;
   std::vector<int64_t> steady;
   for (const Iteration& i : it.list) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "tests/analyzer/load_for_test.h"
 #include "tests/support/sample_trace.h"
 #include "tests/support/trace_builder.h"
@@ -204,25 +206,43 @@ TEST(Iterations, ThreeStepsOfOtherKernelsLeaveTheLoopALoop) {
   EXPECT_EQ(it.list.size(), 18u);
 }
 
-// apply --record: the bridge removes its module hooks at the model's first call, and marks where its timing
-// check ended; the steps in between compile the model or run it as written, and are not the ones timed.
-TEST(Iterations, UnderApplyTheStepsAfterItsCheckAreTheTimedOnes) {
+// Steps as `apply --record` writes them: the bridge removes its module hooks at the model's first call (step 1)
+// and marks where its timing check ended (at check_step; none where negative); step i lasts length[i] µs, or 100.
+Iterations underApply(int steps, int check_step, const std::map<int, int64_t>& length) {
   TempDir dir;
   TraceBuilder b(dir.path("t.gpuscope"));
   int64_t t = 1'000'000;
-  for (int step = 0; step < 14; ++step) {
+  for (int step = 0; step < steps; ++step) {
     if (step == 1) b.mark(std::string(kHooksRemovedMark), t - 100);
-    if (step == 10) b.mark(std::string(kApplyCheckDoneMark), t - 100);
+    if (step == check_step) b.mark(std::string(kApplyCheckDoneMark), t - 100);
     b.nvtx("Net (forward)", t, t + 40'000);
     for (int k = 0; k < 4; ++k) b.kernel("k", t + 2'000 + k * 10'000, t + 9'000 + k * 10'000);
     b.nvtx("optimizer.step (SGD)", t + 60'000, t + 70'000);
-    t += 100'000;
+    t += length.contains(step) ? length.at(step) * 1'000 : 100'000;
   }
-  ASSERT_TRUE(b.finish());
-  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_TRUE(b.finish());
+  return iterationsOf(dir.path("t.gpuscope"));
+}
+
+// The steps between the hooks' removal and the check's end compile the model or run it as written, and are not
+// the ones timed.
+TEST(Iterations, UnderApplyTheStepsAfterItsCheckAreTheTimedOnes) {
+  const Iterations it = underApply(14, 10, {});
   ASSERT_EQ(it.list.size(), 14u);
   EXPECT_FALSE(it.list[9].hook_free);
   EXPECT_TRUE(it.list[10].hook_free);
+}
+
+// With the check off (GPUSCOPE_APPLY_CHECK=0) no check ends, so the compile falls in the first hook-free steps.
+// They are warm-up, judged among the hook-free steps, and the steady step is the program's own.
+TEST(Iterations, ACompileInTheFirstHookFreeStepsIsWarmUp) {
+  const Iterations it = underApply(12, -1, {{1, 3'600}, {2, 350}});  // compiling, recording the CUDA graphs
+  ASSERT_EQ(it.list.size(), 12u);
+  EXPECT_TRUE(it.list[1].warmup);
+  EXPECT_TRUE(it.list[2].warmup);
+  EXPECT_FALSE(it.list[3].warmup);
+  EXPECT_EQ(it.steady_duration.median, 100'000);
+  EXPECT_EQ(it.steady_duration.max, 100'000);
 }
 
 // torch.compile's first steps run other kernels (compiling, autotuning) than the steady ones: the step
