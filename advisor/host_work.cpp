@@ -211,8 +211,14 @@ int64_t hostStepAfter(const Context& c, const HostChanges& what) {
   const double optimizer =
       static_cast<double>(h.optimizer_ns) / (what.fused_optimizer ? kFusedOptimizerHostDivisor : 1);
   const int64_t between = std::max<int64_t>(0, h.between_ns - what.input_wait_removed_ns);
-  // Workers take the loading inside the steps off the main thread too: it waits for a batch already made.
-  const int64_t loading = what.input_wait_removed_ns > 0 ? std::min(rest, h.loading_ns) : 0;
+  // Workers take the loading inside the steps off the main thread too: it waits for a batch already made. Where
+  // no DataLoader range marks it, it is the host's stretches with no CUDA call (reading, staging a copy into
+  // pinned memory), as far as the gain not already taken between the steps goes.
+  int64_t loading = 0;
+  if (what.input_wait_removed_ns > 0) {
+    const int64_t inside = std::max<int64_t>(0, what.input_wait_removed_ns - (h.between_ns - between));
+    loading = h.loading_ns > 0 ? std::min(rest, h.loading_ns) : std::min(h.away_ns, inside);
+  }
   const int64_t allocating = what.allocate_once ? h.allocation_ns : 0;
   return std::max<int64_t>(0, std::llround(model + optimizer) + rest - loading + between - allocating);
 }

@@ -2,6 +2,7 @@
 // trace, and a predicted step never shorter than what the host still has to do after the fixes.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <optional>
 
 #include "advisor/advice.h"
@@ -123,6 +124,28 @@ TEST(HostWork, DdpModelsKeepWorkPerParameterUnderGraphs) {
   c.host.ddp_parameters = 0;  // as for a model no DDP wraps
   EXPECT_EQ(wrapped - hostStepAfter(c, graphs), 76 * kDdpCompiledHostPerParameterNs);
   EXPECT_LT(hostStepAfter(c, fused), hostStepAfter(c, HostChanges{}));
+}
+
+// The corpus's CuPy program (bench/corpus/cupy_pageable_h2d): each channel's NumPy array is staged into pinned
+// memory on the host (8.5 ms with no CUDA call) before its copy. No DataLoader range marks it, yet it is the next
+// batch's preparation: with input workers it leaves the main thread, and the host's forecast keeps the rest.
+TEST(HostWork, InputWorkersTakeTheHostsOwnStretchesOffWithoutLoaderRanges) {
+  Result<analysis::TraceData> trace = analysis::loadTrace(
+      (std::filesystem::path(GPUSCOPE_CORPUS_TRACES) / "cupy_pageable_h2d.program.gpuscope").string());
+  ASSERT_TRUE(trace);
+  const Context c = buildContext(*trace);
+  ASSERT_TRUE(c.host.measured);
+  EXPECT_EQ(c.host.loading_ns, 0);
+  EXPECT_GT(c.host.away_ns, c.host.step_ns / 2);
+  const Advice a = advise(c);
+  const Finding* input = a.find("input_pipeline");
+  ASSERT_TRUE(input);
+  // The channels follow each other with no gap between them: all of the gain (8.6 ms of GPU idle) is the
+  // staging inside the step, which comes off the host's work.
+  EXPECT_EQ(c.host.between_ns, 0);
+  const HostChanges workers{.input_wait_removed_ns = input->gain.idle_ns};
+  EXPECT_EQ(hostStepAfter(c, HostChanges{}) - hostStepAfter(c, workers), input->gain.idle_ns);
+  EXPECT_LT(hostStepAfter(c, workers), c.host.step_ns / 2);
 }
 
 // Without steps there is no per-step host work to forecast; JAX steps are compiled already, so the look-ahead
