@@ -84,12 +84,27 @@ struct StepForecast {
   int64_t host_ns = 0;  // the host's work after the fixes (0: not measured)
 };
 
+// In a job, the most host work of its own (its code between CUDA calls: a sleep, I/O, Python) that another rank
+// does beyond this one: the plan's fixes go to every rank alike and leave it, and the job's step waits for that
+// rank. A rank that slept 20 ms a step kept its job 48 ms a step after a compile that left the rank analysed at
+// 36 ms of host work (docs/multi-rank.md).
+int64_t otherRanksOwnWork(const Context& c) {
+  if (c.job.ranks.size() < 2 || !c.job.hostWorkMeasured()) return 0;
+  const auto self = std::find_if(c.job.ranks.begin(), c.job.ranks.end(),
+                                 [&](const analysis::RankStep& r) { return r.session == c.session; });
+  if (self == c.job.ranks.end()) return 0;
+  int64_t most = 0;
+  for (const analysis::RankStep& r : c.job.ranks) most = std::max(most, r.away_ns - self->away_ns);
+  return most;
+}
+
 // The host's work after the changes, never more than today's step would allow: the host's work is averaged
 // over the steady steps and the step is their median period, so where a few slow steps make the average
-// longer than the step, the forecast is scaled down by as much (with no change, it is the step itself).
+// longer than the step, the forecast is scaled down by as much (with no change, it is the step itself). In a job
+// the other ranks' own extra work is added.
 int64_t hostAfter(const Context& c, const HostChanges& changes) {
-  const int64_t after = hostStepAfter(c, changes);
-  const int64_t today = hostStepAfter(c, HostChanges{});
+  const int64_t after = hostStepAfter(c, changes) + otherRanksOwnWork(c);
+  const int64_t today = hostStepAfter(c, HostChanges{}) + otherRanksOwnWork(c);
   if (today <= c.step.time_ns || today <= 0) return after;
   return std::llround(static_cast<double>(after) * static_cast<double>(c.step.time_ns) / static_cast<double>(today));
 }
