@@ -89,10 +89,8 @@ struct StepForecast {
 // rank. A rank that slept 20 ms a step kept its job 48 ms a step after a compile that left the rank analysed at
 // 36 ms of host work (docs/multi-rank.md).
 int64_t otherRanksOwnWork(const Context& c) {
-  if (c.job.ranks.size() < 2 || !c.job.hostWorkMeasured()) return 0;
-  const auto self = std::find_if(c.job.ranks.begin(), c.job.ranks.end(),
-                                 [&](const analysis::RankStep& r) { return r.session == c.session; });
-  if (self == c.job.ranks.end()) return 0;
+  const analysis::RankStep* self = c.ownRank();
+  if (!self || !c.job.hostWorkMeasured()) return 0;
   int64_t most = 0;
   for (const analysis::RankStep& r : c.job.ranks) most = std::max(most, r.away_ns - self->away_ns);
   return most;

@@ -266,6 +266,12 @@ bool Context::modelRan() const {
   return false;
 }
 
+const analysis::RankStep* Context::ownRank() const {
+  const auto r = std::find_if(job.ranks.begin(), job.ranks.end(),
+                              [&](const analysis::RankStep& x) { return x.session == session; });
+  return r == job.ranks.end() ? nullptr : &*r;
+}
+
 // DDP's root module is DistributedDataParallel, FSDP1's FullyShardedDataParallel, FSDP2's FSDP<model class>.
 DataParallel Context::dataParallel() const {
   if (framework != Framework::kPyTorch) return DataParallel::kUnknown;

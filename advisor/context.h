@@ -150,6 +150,8 @@ struct Context {
   bool modelRan() const;
   // From the PyTorch bridge's outermost module ranges: the root's class names the wrapper.
   DataParallel dataParallel() const;
+  // In a multi-rank job, the job view's row of the rank analysed (`session`); null in a single process.
+  const analysis::RankStep* ownRank() const;
   // The memory of the GPU whose peak the memory analysis describes; 0 when the trace does not say.
   int64_t peakDeviceCapacity() const;
 };

@@ -340,10 +340,8 @@ int64_t hostAwayInSteps(const Context& c, const std::vector<Interval>& loader_ra
 // Per step, what the context's rank waits inside its collectives for the rank that arrives last at each: in a
 // multi-rank job, the analyzer's figure for its rank; 0 in a single process.
 int64_t waitInCollectives(const Context& c) {
-  for (const analysis::RankStep& r : c.job.ranks) {
-    if (r.session == c.session) return r.wait_ns;
-  }
-  return 0;
+  const analysis::RankStep* self = c.ownRank();
+  return self ? self->wait_ns : 0;
 }
 
 std::optional<Finding> inputPipeline(const Context& c) {

@@ -115,10 +115,9 @@ std::optional<Finding> collectiveBandwidth(const Context& c) {
   const double each_way = use->each_way, achieved = use->achieved();
   const analysis::GpuLink& link = use->link;
   // What the faster transfers win: the communication now exposed (not the waits for a later rank), at most.
-  int64_t exposed = c.perTimedStep(use->saved_ns);
-  for (const analysis::RankStep& r : c.job.ranks) {
-    if (r.session == c.session) exposed = std::max<int64_t>(0, r.comm_alone_ns - r.wait_ns);
-  }
+  const analysis::RankStep* self = c.ownRank();
+  const int64_t exposed =
+      self ? std::max<int64_t>(0, self->comm_alone_ns - self->wait_ns) : c.perTimedStep(use->saved_ns);
   const int64_t gain = std::min({c.perTimedStep(use->saved_ns), exposed, gpuSlack(c)});
   if (c.shareOfStep(gain) < kGainShare) return std::nullopt;
 
