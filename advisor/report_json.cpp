@@ -53,7 +53,7 @@ void writeJob(JsonWriter& json, const Advice& a) {
     json.beginObject().field("rank", s.rank).field("device", a.rank_devices[r]).field("steps", s.steps);
     json.field("step_time_ns", s.step_ns).field("compute_ns", s.compute_ns).field("comm_alone_ns", s.comm_alone_ns);
     json.field("comm_overlapped_ns", s.comm_overlapped_ns).field("copy_ns", s.copy_ns).field("idle_ns", s.idle_ns);
-    json.field("host_ns", s.host_ns).field("peak_bytes", s.peak_bytes);
+    json.field("host_ns", s.host_ns).field("away_ns", s.away_ns).field("peak_bytes", s.peak_bytes);
     json.field("clock_offset_ns", job.clock_offset_ns.empty() ? 0 : job.clock_offset_ns[r]).endObject();
   }
   json.endArray().key("straggler");

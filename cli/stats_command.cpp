@@ -260,6 +260,7 @@ Report ranksReport(const analysis::JobView& job, const analysis::TraceData& trac
             {"copy_ns", "Copies", Unit::kNanoseconds},
             {"idle_ns", "Idle", Unit::kNanoseconds},
             {"host_ns", "Host work", Unit::kNanoseconds},
+            {"away_ns", "Own code", Unit::kNanoseconds},
             {"last_share", "Last at collectives", Unit::kShare},
             {"late_ns", "Late by", Unit::kNanoseconds},
             {"peak_bytes", "Peak memory", Unit::kBytes},
@@ -267,7 +268,8 @@ Report ranksReport(const analysis::JobView& job, const analysis::TraceData& trac
            {}};
   for (const analysis::RankStep& x : job.ranks) {
     r.rows.push_back({x.rank, x.steps, x.step_ns, x.compute_ns, x.comm_alone_ns, x.comm_overlapped_ns, x.copy_ns,
-                      x.idle_ns, x.host_ns, x.last_share, x.late_ns, x.peak_bytes, trace.deviceLabel(x.device)});
+                      x.idle_ns, x.host_ns, x.away_ns, x.last_share, x.late_ns, x.peak_bytes,
+                      trace.deviceLabel(x.device)});
   }
   return r;
 }

@@ -137,6 +137,13 @@ TEST(Cli, MultiRankJob) {
   EXPECT_EQ(std::count(ranks.out.begin(), ranks.out.end(), '\n'), 3) << ranks.out;  // header and two ranks
   CliRun table = gpuscope({"stats", GPUSCOPE_MULTIRANK_TRACE});
   EXPECT_NE(table.out.find("Ranks (2 ranks on one host"), std::string::npos) << table.out;
+  // Each rank's own code (its host's stretches with no CUDA call): rank 1, the late one, 2.2 ms a step.
+  CliRun json = gpuscope({"stats", "--report", "ranks", "--format", "json", GPUSCOPE_MULTIRANK_TRACE});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json rows = nlohmann::json::parse(json.out)["ranks"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["away_ns"].get<int64_t>(), 0);
+  EXPECT_NEAR(rows[1]["away_ns"].get<double>(), 2.18e6, 0.01e6);
   CliRun single = gpuscope({"stats", testing::fixturePath("pytorch_gpt2_step.gpuscope")});
   EXPECT_EQ(single.out.find("Ranks"), std::string::npos);  // one process: no ranks table
 }
