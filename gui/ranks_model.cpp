@@ -9,10 +9,10 @@
 namespace gpuscope::gui {
 
 RanksModel::RanksModel(QObject* parent)
-    : TableModel(
-          {tr("Rank"), tr("Step"), tr("Compute"), tr("Comm alone"), tr("Comm beside compute"), tr("Copies"),
-           tr("GPU idle"), tr("Host work"), tr("Last at collectives"), tr("Late by"), tr("Peak memory"), tr("Device")},
-          parent) {}
+    : TableModel({tr("Rank"), tr("Step"), tr("Compute"), tr("Comm alone"), tr("Comm beside compute"), tr("Copies"),
+                  tr("GPU idle"), tr("Host work"), tr("Own code"), tr("Last at collectives"), tr("Late by"),
+                  tr("Peak memory"), tr("Device")},
+                 parent) {}
 
 void RanksModel::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   beginResetModel();
@@ -43,6 +43,7 @@ QVariant RanksModel::data(const QModelIndex& index, int role) const {
       case kCopies: return durationText(r.copy_ns);
       case kIdle: return durationText(r.idle_ns);
       case kHost: return r.host_ns > 0 ? durationText(r.host_ns) : tr("not measured");
+      case kOwnCode: return r.host_ns > 0 ? durationText(r.away_ns) : tr("not measured");
       case kLast: return qs(analysis::formatShare(r.last_share));
       case kLate: return durationText(r.late_ns);
       case kPeak: return bytesText(r.peak_bytes);
@@ -56,6 +57,11 @@ QVariant RanksModel::data(const QModelIndex& index, int role) const {
     return bold;
   }
   if (role == Qt::ForegroundRole && waited_for && index.column() == kRank) return QBrush(QColor(0xc6, 0x28, 0x28));
+  if (role == Qt::ToolTipRole && index.column() == kOwnCode) {
+    return tr(
+        "of the median step, the stretches of 1 ms or more in which the rank's process made no CUDA call: its "
+        "own code (Python, I/O, loading data, a sleep)");
+  }
   if (role == Qt::ToolTipRole && index.column() != kRank && index.column() != kDevice) {
     return tr(
         "per step, from one step's start to the next one's; compute, communication, copies and idle add up "

@@ -24,6 +24,7 @@ class RanksModel : public TableModel {
     kCopies,
     kIdle,
     kHost,
+    kOwnCode,
     kLast,
     kLate,
     kPeak,

@@ -127,6 +127,8 @@ class GuiTest : public QObject {
     QVERIFY2(rank1.contains("slowest") && rank1.contains("others wait for it"), qPrintable(rank1));
     QVERIFY(ranks->index(0, RanksModel::kStep).data().toString().endsWith(" ms"));
     QVERIFY(ranks->index(1, RanksModel::kHost).data().toString().endsWith(" ms"));
+    QCOMPARE(ranks->headerData(RanksModel::kOwnCode, Qt::Horizontal, Qt::DisplayRole).toString(), QString("Own code"));
+    QCOMPARE(ranks->index(1, RanksModel::kOwnCode).data().toString(), QString("2.183 ms"));  // rank 1's, the late one
     QVERIFY(ranks->index(1, RanksModel::kRank).data(Qt::FontRole).value<QFont>().bold());
     QVERIFY(!ranks->index(0, RanksModel::kRank).data(Qt::FontRole).isValid());
     model.setSnapshot(*job);
