@@ -101,8 +101,9 @@ int64_t otherRanksOwnWork(const Context& c) {
 // longer than the step, the forecast is scaled down by as much (with no change, it is the step itself). In a job
 // the other ranks' own extra work is added.
 int64_t hostAfter(const Context& c, const HostChanges& changes) {
-  const int64_t after = hostStepAfter(c, changes) + otherRanksOwnWork(c);
-  const int64_t today = hostStepAfter(c, HostChanges{}) + otherRanksOwnWork(c);
+  const int64_t others = otherRanksOwnWork(c);
+  const int64_t after = hostStepAfter(c, changes) + others;
+  const int64_t today = hostStepAfter(c, HostChanges{}) + others;
   if (today <= c.step.time_ns || today <= 0) return after;
   return std::llround(static_cast<double>(after) * static_cast<double>(c.step.time_ns) / static_cast<double>(today));
 }

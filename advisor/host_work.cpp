@@ -88,25 +88,38 @@ void takeOffRecordingCost(const Context& c, HostWork& h) {
   h.blocks_forward_ns = std::max<int64_t>(0, h.blocks_forward_ns - per_launch * h.blocks_forward_launches);
 }
 
+// The host's own work in the phase ranges: of the annotated steps, the forward and backward (model), the
+// forward alone and the optimizer; of the hook-free timed steps, the root's forward ranges.
+struct PhaseHostWork {
+  int64_t model = 0, forward = 0, optimizer = 0;
+  int64_t timed_forward = 0, timed_forward_ranges = 0;
+};
+
+PhaseHostWork hostInPhases(const Context& c, const std::vector<Interval>& waits) {
+  PhaseHostWork p;
+  for (const analysis::PhaseRange& r : c.phases) {
+    const int64_t work = ownWork(waits, r.start, r.end);
+    if (c.inSteps(r.start)) {
+      if (r.phase == analysis::Phase::kOptimizer) p.optimizer += work;
+      if (r.phase == analysis::Phase::kForward || r.phase == analysis::Phase::kBackward) p.model += work;
+      if (r.phase == analysis::Phase::kForward) p.forward += work;
+    } else if (r.phase == analysis::Phase::kForward && c.inTimedSteps(r.start)) {
+      p.timed_forward += work;
+      ++p.timed_forward_ranges;
+    }
+  }
+  return p;
+}
+
 // What the bridge's module hooks cost the model's phases per step, of `whole` (the annotated steps' host work
 // less the hook-free ones'). Where the hook-free steps keep the root's forward range, it is the forward's own
 // work in the annotated steps less in those: the hooks' cost lies in the forward (the backward's own work was the
 // same in both kinds of step, within their noise, on H100 recordings of BERT and ResNet-50 alone and of GPT-2 and
 // BERT under DDP), and the rest of the difference lies outside the model's ranges (it made a transformers Trainer
 // job's work between the phases look 10 ms longer than it is). Otherwise all of `whole`.
-int64_t hooksInModel(const Context& c, const std::vector<Interval>& waits, int64_t whole) {
-  int64_t annotated = 0, timed = 0, timed_ranges = 0;
-  for (const analysis::PhaseRange& r : c.phases) {
-    if (r.phase != analysis::Phase::kForward) continue;
-    if (c.inSteps(r.start)) {
-      annotated += ownWork(waits, r.start, r.end);
-    } else if (c.inTimedSteps(r.start)) {
-      timed += ownWork(waits, r.start, r.end);
-      ++timed_ranges;
-    }
-  }
-  if (timed_ranges == 0) return whole;
-  return std::clamp<int64_t>(c.perStep(annotated) - c.perTimedStep(timed), 0, whole);
+int64_t hooksInModel(const Context& c, const PhaseHostWork& p, int64_t whole) {
+  if (p.timed_forward_ranges == 0) return whole;
+  return std::clamp<int64_t>(c.perStep(p.forward) - c.perTimedStep(p.timed_forward), 0, whole);
 }
 
 // The parameter tensors the PyTorch bridge named in this process: their distinct addresses.
@@ -134,16 +147,11 @@ HostWork measureHostWork(const Context& c) {
   // timed steps are hook-free, their hooks' cost is taken off the model's phases, where the hooks ran.
   HostWork annotated;
   measureSteps(c, waits, false, annotated);
-  const int64_t hooks = hooksInModel(c, waits, std::max<int64_t>(0, annotated.step_ns - h.step_ns));
+  const PhaseHostWork phases = hostInPhases(c, waits);
+  const int64_t hooks = hooksInModel(c, phases, std::max<int64_t>(0, annotated.step_ns - h.step_ns));
   h.loading_ns = c.perTimedStep(loadingWork(c, waits));
   h.away_ns = std::min(h.step_ns, c.perTimedStep(awayWork(c)));
-  int64_t model = 0, optimizer = 0;
-  for (const analysis::PhaseRange& r : c.phases) {
-    if (!c.inSteps(r.start)) continue;
-    const int64_t work = ownWork(waits, r.start, r.end);
-    if (r.phase == analysis::Phase::kOptimizer) optimizer += work;
-    if (r.phase == analysis::Phase::kForward || r.phase == analysis::Phase::kBackward) model += work;
-  }
+  const int64_t model = phases.model, optimizer = phases.optimizer;
   // The blocks' forward host time, inside the model's, is scaled by as much.
   double unhooked = 1.0;
   if (model > 0) {

@@ -13,8 +13,9 @@ What counts (bench/corpus/README.md has the truth files' keys):
   prediction   the plan's predicted step against the program's clock under `apply`, and its predicted peak
                against the peak measured in the `apply --record` trace; counted for plans with a fix
                reported applied. Where the advisor as it is now plans the very fixes `apply` ran, its own
-               prediction is scored (after --rescore), else the applied plan's. Wrong direction: predicted faster (or slower) than the recorded step by
-               more than 3 %, measured the other way against the plain run by more than 3 %
+               prediction is scored (after --rescore), else the applied plan's. Wrong direction: predicted
+               faster (or slower) than the recorded step by more than 3 %, measured the other way against
+               the plain run by more than 3 %
   took hold    a fix reported applied whose finding is gone from the re-recorded run's advice, or whose
                estimated gain there fell by half or more
   harmed       `apply` changed the exit code, ran more than 5 % slower than the plain run by the program's
