@@ -445,15 +445,14 @@ Iterations findIterations(const TraceData& trace, int32_t session) {
 
 namespace {
 
-// The steady iterations that `take` accepts.
-template <typename Take>
-StepWindows stepWindows(const std::vector<Iteration>& list, size_t usable, Take take) {
+// The steady iterations marked in `take`.
+StepWindows stepWindows(const std::vector<Iteration>& list, const std::vector<bool>& take) {
   StepWindows s;
-  for (size_t i = 0; i < usable; ++i) {
-    if (list[i].warmup || !take(i)) continue;
+  for (size_t i = 0; i < take.size(); ++i) {
+    if (!take[i]) continue;
     const int64_t end = std::max(list[i].end_ns, list[i].gpu_end_ns);
     s.windows.push_back({list[i].start_ns, end});
-    if (i + 1 < usable && !list[i + 1].warmup && take(i + 1)) {
+    if (i + 1 < take.size() && take[i + 1]) {
       // The host's start to start, or the GPU's where longer: a host that runs ahead of its GPU (replays of a
       // CUDA graph queued faster than they run) issues steps faster than they are done.
       s.periods.push_back(
@@ -465,18 +464,45 @@ StepWindows stepWindows(const std::vector<Iteration>& list, size_t usable, Take 
   return s;
 }
 
-}  // namespace
-
-SteadySteps steadySteps(const Iterations& it) {
+// The steady iterations that `take` accepts. Without NVTX ranges the last iteration has no end of its own.
+template <typename Take>
+std::vector<bool> steadyMask(const Iterations& it, Take take) {
   const auto& list = it.list;
   const size_t usable = it.source == IterationSource::kNvtx || list.size() < 4 ? list.size() : list.size() - 1;
+  std::vector<bool> mask(usable);
+  for (size_t i = 0; i < usable; ++i) mask[i] = !list[i].warmup && take(i);
+  return mask;
+}
+
+// The hook-free steady iterations less the first (in which the bridge removed its hooks and a compiled model
+// may recompile).
+std::vector<bool> hookFreeMask(const Iterations& it) {
+  const auto& list = it.list;
+  return steadyMask(it, [&](size_t i) { return list[i].hook_free && i > 0 && list[i - 1].hook_free; });
+}
+
+bool enough(const std::vector<bool>& mask) { return std::count(mask.begin(), mask.end(), true) >= 2; }
+
+}  // namespace
+
+std::vector<bool> timedIterations(const Iterations& it) {
+  std::vector<bool> mask = hookFreeMask(it);
+  return enough(mask) ? mask : steadyMask(it, [](size_t) { return true; });
+}
+
+SteadySteps steadySteps(const Iterations& it) {
   SteadySteps s;
-  s.annotated = stepWindows(list, usable, [&](size_t i) { return !list[i].hook_free; });
-  s.timed = stepWindows(list, usable, [&](size_t i) { return list[i].hook_free && i > 0 && list[i - 1].hook_free; });
-  s.hook_free = s.timed.windows.size() >= 2;
-  if (!s.hook_free) s.timed = stepWindows(list, usable, [](size_t) { return true; });
+  const std::vector<bool> hook_free = hookFreeMask(it);
+  s.hook_free = enough(hook_free);
+  s.timed = stepWindows(it.list, timedIterations(it));
+  if (s.hook_free) s.annotated = stepWindows(it.list, steadyMask(it, [&](size_t i) { return !it.list[i].hook_free; }));
   if (s.annotated.windows.empty() || !s.hook_free) s.annotated = s.timed;
   return s;
+}
+
+int64_t stepNs(const Iterations& it) {
+  std::vector<int64_t> periods = steadySteps(it).timed.periods;
+  return summarize(periods).median;
 }
 
 std::string_view toString(IterationSource source) {

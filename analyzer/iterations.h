@@ -60,6 +60,14 @@ struct SteadySteps {
 };
 SteadySteps steadySteps(const Iterations& it);
 
+// Which iterations (index into it.list) the step is timed on: those steadySteps().timed holds.
+std::vector<bool> timedIterations(const Iterations& it);
+
+// The step, one definition for stats, advise, diff and the GUI: the median start-to-start period of the timed
+// iterations (a host that queues steps ahead of its GPU makes each iteration's own span several steps long);
+// 0 without two consecutive timed iterations.
+int64_t stepNs(const Iterations& it);
+
 // The iterations of one process (index into trace.sessions: a rank of a job), or with kNone of the process
 // whose ranges or kernels cover the most of the trace's work.
 Iterations findIterations(const TraceData& trace, int32_t session = kNone);

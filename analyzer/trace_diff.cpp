@@ -15,8 +15,8 @@ namespace gpuscope::analysis {
 
 namespace {
 
-// Kernel time and launches by name and by class, over the steady iterations (divided by their number) or,
-// without iterations, over the whole run.
+// Kernel time and launches by name and by class, over the iterations the step is timed on (divided by their
+// number) or, without iterations, over the whole run.
 struct Side {
   std::map<std::string, std::pair<double, double>> by_name;   // name -> (time ns, count)
   std::map<std::string, std::pair<double, double>> by_class;  // "class precision" -> (time ns, count)
@@ -25,7 +25,8 @@ struct Side {
 Side measure(const TraceData& t, const std::vector<KernelKind>& kinds, const Iterations& iterations,
              bool per_iteration) {
   Side side;
-  const double divisor = per_iteration ? static_cast<double>(iterations.steady_duration.count) : 1.0;
+  const std::vector<bool> timed = timedIterations(iterations);
+  const double divisor = per_iteration ? static_cast<double>(std::count(timed.begin(), timed.end(), true)) : 1.0;
   std::vector<std::string> class_of_config;
   for (const KernelKind& kind : kinds) {
     std::string label(toString(kind.cls));
@@ -33,7 +34,10 @@ Side measure(const TraceData& t, const std::vector<KernelKind>& kinds, const Ite
     class_of_config.push_back(label);
   }
   for (size_t k = 0; k < t.kernels.size(); ++k) {
-    if (per_iteration && iterations.steadyIterationAt(t.kernels.start_ns[k]) == kNone) continue;
+    if (per_iteration) {
+      const int32_t i = iterations.steadyIterationAt(t.kernels.start_ns[k]);
+      if (i == kNone || static_cast<size_t>(i) >= timed.size() || !timed[static_cast<size_t>(i)]) continue;
+    }
     const double d = static_cast<double>(t.kernels.end_ns[k] - t.kernels.start_ns[k]) / divisor;
     auto& n = side.by_name[t.kernelName(k)];
     n.first += d, n.second += 1.0 / divisor;
@@ -88,13 +92,13 @@ void compareJobs(const JobView& before, const JobView& after, TraceDiff& diff) {
 TraceDiff diffTraces(const TraceData& before, const TraceData& after) {
   TraceDiff diff;
   const Iterations it_before = findIterations(before), it_after = findIterations(after);
-  diff.per_iteration = it_before.steady_duration.count > 0 && it_after.steady_duration.count > 0;
+  const int64_t step_before = stepNs(it_before), step_after = stepNs(it_after);
+  diff.per_iteration = step_before > 0 && step_after > 0;
   const std::vector<KernelKind> kinds_before = classifyConfigs(before), kinds_after = classifyConfigs(after);
   const Side b = measure(before, kinds_before, it_before, diff.per_iteration);
   const Side a = measure(after, kinds_after, it_after, diff.per_iteration);
   if (diff.per_iteration) {
-    diff.iteration_ns = {static_cast<double>(it_before.steady_duration.median),
-                         static_cast<double>(it_after.steady_duration.median)};
+    diff.iteration_ns = {static_cast<double>(step_before), static_cast<double>(step_after)};
   }
   const MemoryAnalysis mb = analyzeMemory(before, it_before), ma = analyzeMemory(after, it_after);
   diff.peak_memory_bytes = {highestPeak(mb), highestPeak(ma)};

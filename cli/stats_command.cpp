@@ -215,8 +215,8 @@ Report iterationsReport(const analysis::Iterations& it) {
     title += ": none found (no repeating NVTX range, kernel pattern or host synchronisation)";
   } else {
     title += " (from " + std::string(toString(it.source)) + " '" + it.marker + "'; " + std::to_string(it.list.size()) +
-             " found, " + std::to_string(it.warmupCount()) + " warm-up; steady median " +
-             formatDuration(it.steady_duration.median) + ")";
+             " found, " + std::to_string(it.warmupCount()) + " warm-up; step " + formatDuration(analysis::stepNs(it)) +
+             ", median start to start)";
   }
   Report r{"iterations",
            title,

@@ -1,6 +1,7 @@
 // gpuscope diff's comparison: per steady iteration when both runs have iterations, appeared and
 // disappeared kernels, and a run compared with itself.
 #include "analyzer/trace_diff.h"
+#include "analyzer/iterations.h"
 
 #include <gtest/gtest.h>
 
@@ -69,6 +70,31 @@ TEST(TraceDiff, TwoRunsOfAJobComparedRankByRank) {
   TempDir dir;
   writeRun(dir.path("a.gpuscope"), 6, false);
   EXPECT_TRUE(diffTraces(loadForTest(dir.path("a.gpuscope")), late).ranks.empty());
+}
+
+// A host that queues its steps ahead of the GPU: each step's range is launched 50 µs after the last, its
+// 100 µs kernel runs once the GPU is free, so a step's own span grows with the queue. The step diff shows is
+// the one advise and stats show: the median start-to-start period, the GPU's 100 µs.
+TEST(TraceDiff, TheStepIsTheStartToStartPeriodAsInAdvise) {
+  TempDir dir;
+  TraceBuilder b(dir.path("queued.gpuscope"));
+  for (int s = 0; s < 12; ++s) {
+    const int64_t host = 1'000'000 + s * 50'000, gpu = 1'010'000 + s * 100'000;
+    b.nvtx("step", host, host + 20'000);
+    b.kernel("gemm_kernel", gpu, gpu + 100'000, 7, host + 5'000);
+  }
+  ASSERT_TRUE(b.finish());
+  const TraceData t = loadForTest(dir.path("queued.gpuscope"));
+  const Iterations it = findIterations(t);
+  ASSERT_EQ(it.source, IterationSource::kNvtx);
+  EXPECT_GT(it.steady_duration.median, 300'000);  // each step's span holds the queue before it
+  EXPECT_EQ(stepNs(it), 100'000);
+  const TraceDiff d = diffTraces(t, t);
+  ASSERT_TRUE(d.per_iteration);
+  EXPECT_DOUBLE_EQ(d.iteration_ns.before, 100'000);
+  ASSERT_EQ(d.kernels.size(), 1u);
+  EXPECT_DOUBLE_EQ(d.kernels[0].count.before, 1);  // one kernel per timed step
+  EXPECT_DOUBLE_EQ(d.kernels[0].time_ns.before, 100'000);
 }
 
 TEST(TraceDiff, ARunAgainstItselfChangesNothing) {
