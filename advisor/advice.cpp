@@ -65,7 +65,7 @@ HostChanges hostChanges(const Context& c, const std::vector<const Finding*>& fin
   h.compiled = c.framework == Framework::kPyTorch &&
                (h.graphs || hasFix(findings, "fusion") || hasFix(findings, "gemm_padding"));
   if (hasFix(findings, "fusion")) {
-    for (const analysis::FusionPattern* p : c.chainsToFuse()) h.launches_removed += p->launches_removed;
+    for (const analysis::FusionPattern* p : c.chainsApplyFuses()) h.launches_removed += p->launches_removed;
     // A count per step, rounded: chains cut at the steps' edges make the total a few launches short of whole steps.
     h.launches_removed = c.perStep(h.launches_removed + c.step.count / 2);
   }

@@ -319,6 +319,26 @@ std::vector<const analysis::FusionPattern*> Context::chainsToFuse() const {
   return out;
 }
 
+std::vector<const analysis::FusionPattern*> Context::chainsApplyFuses() const {
+  std::vector<const analysis::FusionPattern*> chains = chainsToFuse();
+  if (framework != Framework::kPyTorch) return chains;
+  std::vector<analysis::Interval> model;
+  for (const auto& r : phases) {
+    if (r.phase == analysis::Phase::kForward || r.phase == analysis::Phase::kBackward)
+      model.push_back({r.start, r.end});
+  }
+  if (model.empty()) return chains;
+  model = analysis::mergeIntervals(model);
+  std::erase_if(chains, [&](const analysis::FusionPattern* p) {
+    if (p->first_occurrence.empty()) return false;
+    const int32_t call = trace.kernels.launch_call[p->first_occurrence.front()];
+    if (call == analysis::kNone) return false;
+    const int64_t t = trace.api_calls.start_ns[static_cast<size_t>(call)];
+    return analysis::overlapLength(model, t, t + 1) == 0;
+  });
+  return chains;
+}
+
 namespace {
 
 // A training step with no optimizer range of its own updates its weights in code the script wrote (a hand-written

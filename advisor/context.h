@@ -144,6 +144,10 @@ struct Context {
   // already made (Triton, XLA: what is left unfused is its choice), nor those replayed from a CUDA graph, nor
   // the optimizer's own (a fused optimizer is their fix); none in a step alreadyFused. Largest saving first.
   std::vector<const analysis::FusionPattern*> chainsToFuse() const;
+  // Those of chainsToFuse that `gpuscope apply` fuses. For a PyTorch model it compiles the model's forward (and
+  // with it the backward): chains the script runs around the model (its loss, metrics, the batch's preparation)
+  // stay as they are. Without the model's forward and backward ranges, every one.
+  std::vector<const analysis::FusionPattern*> chainsApplyFuses() const;
   // Whether half the steps' kernels or more are a compiler's or replayed from CUDA graphs.
   bool alreadyFused() const;
   // Whether the PyTorch bridge saw a model (module ranges in the step's process); assumed without the bridge.
