@@ -263,6 +263,19 @@ class GradientAccumulation(PlanCase):
                                 plan=self.plan({"kind": "cuda_graphs"}))
         self.assertNotIn("rolled back", result.stderr)
 
+    def test_a_hand_written_optimizer_that_steps_every_forward_keeps_the_graphs(self):
+        # No torch.optim step to count: the parameters changed in place between the calls say a step was taken.
+        result = support.run_ok(self, "gradients.py", f"{self.tmp}/out.pt", "--model", "transformer",
+                                "--own-optimizer", "--steps", "5", plan=self.plan({"kind": "cuda_graphs"}))
+        self.assertIn("cuda_graphs-1 (cuda_graphs): applied", result.stderr)
+        self.assertNotIn("rolled back", result.stderr)
+
+    def test_micro_batches_before_a_hand_written_optimizer_still_turn_the_graphs_off(self):
+        result = support.run_ok(self, "gradients.py", f"{self.tmp}/out.pt", "--model", "transformer",
+                                "--own-optimizer", "--accumulate", "2", plan=self.plan({"kind": "cuda_graphs"}))
+        self.assertIn("cuda_graphs-1 (cuda_graphs): rolled back: the model runs more than one forward "
+                      "(micro-batches) per optimizer step", result.stderr)
+
     def test_a_plan_that_knows_the_micro_batches_compiles_without_graphs(self):
         result = support.run_ok(self, "gradients.py", f"{self.tmp}/out.pt", "--model", "transformer",
                                 "--accumulate", "2",
@@ -375,6 +388,26 @@ class ResultsChecked(PlanCase):
         self.assertRegex(lines[3], r"^gpuscope apply: results as the run as written: the loss of steps 1-14 and the "
                                    r"model's outputs and buffers at 4 calls compared, the largest difference [\d.]+ % "
                                    r"\(.*, tolerance 0.1 %: ")
+
+    def test_the_fixes_are_timed_against_the_same_calls_of_the_run_as_written(self):
+        lines = self.applied()
+        timed = json.loads(pathlib.Path(self.tmp, "values-0.json").read_text())["timed"]
+        self.assertEqual(timed["model"], "Classifier")
+        self.assertEqual(timed["calls"], [5, 8])
+        self.assertGreater(timed["per_call_s"], 0)
+        # The check decides when the fixed window closes: the model never runs as written in this run.
+        self.assertRegex(lines[2], r"checkpoint-1 \(checkpoint\): (checked|rolled back: slower): Classifier.forward "
+                                   r"took [\d.]+ ms per call with the fixes \(calls 5-7\) and [\d.]+ ms as written "
+                                   r"\(calls 5-7 of the run as written\)")
+
+    def test_eight_calls_are_enough_with_the_run_as_written(self):
+        # Seven training steps and the evaluation: the check needs 8 calls here, 11 without the run as written.
+        lines = self.applied("--steps", "7")
+        self.assertRegex(lines[2], r"checkpoint-1 \(checkpoint\): (checked|rolled back: slower): ")
+        plan = support.write_plan(self.tmp, [{"kind": "checkpoint"}], step_time_ns=10**9)
+        alone = support.run_ok(self, "results.py", "--steps", "7", plan=plan, extra_env={"GPUSCOPE_APPLY_CHECK": "1"})
+        self.assertIn("not checked: the program called Classifier.forward 8 times, the timing check needs 11",
+                      support.bridge_lines(alone.stderr)[2])
 
     def test_a_program_that_computes_other_values_each_run_is_not_compared(self):
         lines = self.applied("--unseeded")

@@ -30,7 +30,8 @@ def install_from_environment():
     if "values" in modes or os.environ.get("GPUSCOPE_VALUES_REF") or os.environ.get("GPUSCOPE_VALUES_OUT"):
         from . import values
 
-        values.install(os.environ.get("GPUSCOPE_VALUES_OUT", ""), keep_hooks="apply" in modes)
+        output_dir = os.environ.get("GPUSCOPE_VALUES_OUT", "")
+        values.install(output_dir, keep_hooks="apply" in modes, timed=bool(output_dir) and "apply" not in modes)
     if "apply" in modes:
         from . import apply
 

@@ -18,11 +18,14 @@ Each fix kind maps to a change PyTorch offers without touching the script:
 What was applied, and what was not and why, is printed on stderr: when the program starts for the fixes
 that take effect then, when they are applied to the model, and at exit for those that never took effect.
 
-The fixes made to the model are checked against the model as the script wrote it, in the same process: they
-take effect from the model's second call, its first running as written (so compilation falls in the program's
-warm-up, and so do the kernels the calls as written load), its calls 5-7 are timed
-with them, calls 8-10 run as written (9-10 timed), and the fixes are switched on again only when they were
-not slower by more than 5 %; else they are rolled back and the program goes on as the script wrote it.
+The fixes made to the model are checked against the model as the script wrote it: they take effect from the
+model's second call, its first running as written (so compilation falls in the program's warm-up, and so do the
+kernels the calls as written load), and its calls 5-7 are timed with them. Where `gpuscope apply` ran the
+program as written first, that run timed the same calls (values.py) and the fixes stay when they were not slower
+by more than 5 %; else (--no-verify) calls 8-10 run as written in this process (9-10 timed) and the fixes are
+switched on again only when they won. Fixes that lose are rolled back and the program goes on as the script
+wrote it. The calls as written of the run before cost the program with the plan nothing: in a short benchmark
+they were three of its 20 timed steps (BERT: 10.2 ms a step by its clock against 7.5 ms steady, H200).
 In a job of several ranks they are rolled back on every rank when any rank found them slower.
 Earlier calls are no measure: a DDP model compiled with CUDA graphs took 95 ms per call at calls 3-4 and
 10.8 ms at calls 5-7, against 24.7 ms as written (2 x H200). A fix rolled back costs the program its three
@@ -261,6 +264,8 @@ def _root_pre(module, args):
     check = _checks.get(id(module))
     if check is not None:
         check.on_call()
+        if check.calls <= 4 and _script_autocast():  # ours is entered below, after this
+            verify.program_runs_autocast()
     # The model's first call runs as the script wrote it, autocast too (a compiled forward takes over from the
     # second): the kernels and library set-up the calls as written need are then loaded in the program's
     # warm-up, not inside the check's calls as written, where they would slow the timed steps of a short run.
@@ -268,6 +273,15 @@ def _root_pre(module, args):
         context = torch.autocast("cuda", dtype=torch.bfloat16)
         context.__enter__()
         _autocast.append(context)
+
+
+def _script_autocast():
+    """Whether the script calls its model under a bf16 or fp16 autocast of its own."""
+    try:
+        return any(torch.is_autocast_enabled(device) and
+                   torch.get_autocast_dtype(device) in (torch.bfloat16, torch.float16) for device in ("cuda", "cpu"))
+    except (AttributeError, RuntimeError, TypeError):  # an older PyTorch: asked no further
+        return False
 
 
 def _root_post(module, args, output):
@@ -339,11 +353,12 @@ def _in_force():
 
 
 class _Check:
-    """Times a root module's calls with the fixes, then as the script wrote them, and keeps the fixes only when
-    they are not slower: what apply leaves in force never slows the program down. The fixes go in at the first
-    call, so compilation and graph recording fall in the program's own warm-up; they are timed once steady
-    (calls 5-7, once compiling and recording CUDA graphs are done), switched off for calls 8-10 (the first of
-    them to settle, two timed), and switched on again when they won. Each window
+    """Times a root module's calls with the fixes, against the same calls as the script wrote them, and keeps the
+    fixes only when they are not slower: what apply leaves in force never slows the program down. The fixes go
+    in at the first call, so compilation and graph recording fall in the program's own warm-up; they are timed
+    once steady (calls 5-7, once compiling and recording CUDA graphs are done) and compared with calls 5-7 of the
+    run as written, or, where apply did not run it, switched off for calls 8-10 (the first of them to settle,
+    two timed) and switched on again when they won. Each window
     runs from one call's start to a later call's start, so it holds the backward and the optimizer step too.
     The device is synchronised at each end of a window; a CPU model's calls end when they return."""
 
@@ -355,6 +370,10 @@ class _Check:
         self.fixed_s, self.last_s, self.first_s, self.slow_calls = None, None, None, 0
         self.changes = _apply_to_model(module)
         self.done = not _CHECKING or not self.changes
+        # The same calls timed in the run as written, where `gpuscope apply` ran it first: then the check decides
+        # when the fixed window closes, and never runs the model as written here.
+        self.written_s = verify.written_call_s(self.name)
+        self.decide_at = self.FIXED + self.TIMED[self.FIXED] if self.written_s else self.DECIDE
         atexit.register(self._at_exit)
 
     def on_call(self):
@@ -370,10 +389,13 @@ class _Check:
                 return
             if self.fixed_s is None:
                 self.fixed_s = per_call
+                if self.written_s:
+                    a, b = values.TIMED
+                    return self._decide(self.written_s, f"calls {a}-{b - 1} of the run as written")
                 for change in self.changes:
                     change.off()
             else:
-                self._decide(per_call)
+                self._decide(per_call, "calls {}-{}".format(*self.window))
         elif self.calls in self.TIMED:
             self._open()
 
@@ -440,10 +462,10 @@ class _Check:
         self.opened_at = None
         return per_call
 
-    def _decide(self, eager_s):
-        (a, b), (c, d) = (self.FIXED, self.FIXED + self.TIMED[self.FIXED] - 1), self.window
+    def _decide(self, eager_s, written_calls):
+        a, b = self.FIXED, self.FIXED + self.TIMED[self.FIXED] - 1
         said = (f"{self.name}.forward took {self.fixed_s * 1e3:.3f} ms per call with the fixes (calls {a}-{b}) and "
-                f"{eager_s * 1e3:.3f} ms as written (calls {c}-{d}), gpuscope's module hooks "
+                f"{eager_s * 1e3:.3f} ms as written ({written_calls}), gpuscope's module hooks "
                 f"({_hook_cost() * 1e6:.1f} us per module call) taken off")
         kinds = [change.kind for change in self.changes]
         changed, compared = verify.verdict(kinds)
@@ -474,7 +496,7 @@ class _Check:
             change.on()
         for fix in _in_force():
             _report(fix, f"not checked: the program called {self.name}.forward {self.calls} times, the timing check "
-                         f"needs {self.DECIDE}")
+                         f"needs {self.decide_at}")
 
 
 def _hook_cost():
@@ -625,13 +647,17 @@ def _carried(handed, returned):
 
 def _accumulating(state, module):
     """Whether this training call of the model, among its first 16, follows another with no optimizer step
-    between and their gradients kept: a second micro-batch of gradient accumulation. (Without any torch.optim
-    optimizer every second call counts: graphs are then given up where they would have been safe.)"""
+    between and their gradients kept: a second micro-batch of gradient accumulation. A step is a torch.optim
+    optimizer's, or any change made in place to the trainable parameters (their version counters): a
+    hand-written optimizer (a loop of mul_ and addcdiv_ over the parameters) has no step to count."""
     state["train_calls"] += 1
+    trainable = [p for p in module.parameters() if p.requires_grad]
+    versions = sum(p._version for p in trainable)
     steps, state["steps"] = state["steps"], _optimizer_steps[0]
-    if not 2 <= state["train_calls"] <= 16 or steps != _optimizer_steps[0]:
+    updated, state["versions"] = versions != state.get("versions"), versions
+    if not 2 <= state["train_calls"] <= 16 or steps != _optimizer_steps[0] or updated:
         return False
-    return any(p.grad is not None for p in module.parameters() if p.requires_grad)
+    return any(p.grad is not None for p in trainable)
 
 
 def _graphs_off(reason):

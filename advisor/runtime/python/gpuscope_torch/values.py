@@ -3,10 +3,10 @@ the run as the script wrote it.
 
 `gpuscope apply` runs the program twice: first as written, with GPUSCOPE_TORCH=values, which notes here
   - the loss of each of the first LOSSES backward passes (the one-element tensor backward() is called on),
-  - the first CALLS calls of each model (a root module: its outputs' floating tensors, each by its shape, its
-    sum, its sum of magnitudes and SAMPLE values evenly spaced through it; its buffers' sums (and sums of
-    magnitudes) after the call: BatchNorm's running statistics, counters a forward updates in place; and
-    whether it drew random numbers, in an active dropout module),
+  - the first CALLS calls of each model (a root module: the sums of its input tensors; its outputs' floating
+    tensors, each by its shape, its sum, its sum of magnitudes and SAMPLE values evenly spaced through it; its
+    buffers' sums (and sums of magnitudes) after the call: BatchNorm's running statistics, counters a forward
+    updates in place; and whether it drew random numbers, in an active dropout module),
 and writes them to GPUSCOPE_VALUES_OUT/values-RANK.json at exit; then with the plan, where apply reads that
 file back (GPUSCOPE_VALUES_REF) and compares (verify.py): at its timing check, when the fixes can still be
 rolled back, then window by window while they stay, and at exit for the whole run.
@@ -15,11 +15,17 @@ Noting costs a copy of each loss (one tiny kernel) and, for the first calls of a
 module hooks that find the models go after the first model's CALLS calls (under apply, with apply's own). Under
 CUDA graphs a model's outputs and the loss live in memory the next replay overwrites, so both are read at once,
 never later in place.
+
+The run as written also times the first model's calls TIMED (between two device synchronisations, by a hook of
+that module alone, once the hooks above are gone): apply's timing check compares the same calls with the fixes
+against them, and need not run the model as written inside the run with the plan, whose own clock those
+slower calls would otherwise slow (a short benchmark's 20 timed steps held three of them: +35 % on BERT).
 """
 
 import atexit
 import json
 import os
+import time
 
 import torch
 
@@ -27,6 +33,7 @@ from . import warn
 
 LOSSES = 100  # backward passes whose loss is noted
 CALLS = 4  # calls of each model noted: the first runs as written in both runs, apply's fixes go in at the second
+TIMED = (5, 8)  # the first model's calls 5-7 are timed in the run as written: apply times the same ones with its fixes
 SAMPLE = 1024  # values sampled from each output tensor
 OUTPUTS = 4  # output tensors noted per call
 BUFFERS = 256  # buffers noted per call
@@ -39,14 +46,18 @@ _depth = [0]
 _hooks = []
 _keep_hooks = [False]
 _stopped = []  # the error that stopped the noting, if one did
+_timing = {}  # the first model's timed calls: "model" (its class), "calls" seen, "opened" (s), "per_call_s"
 loss_listeners = []  # called with the number of losses noted, after each (verify.py watches them)
 
 
-def install(output_dir="", keep_hooks=False):
+def install(output_dir="", keep_hooks=False, timed=False):
     """Starts noting; with output_dir, writes the values there at exit. keep_hooks: the module hooks stay until
     remove_hooks() (under apply, whose compiled forwards are traced with them: removed, they would fail the
-    compiled code's guards and compile it again)."""
+    compiled code's guards and compile it again). timed: the first model's calls TIMED are timed (the run as
+    written)."""
     _keep_hooks[0] = keep_hooks
+    if timed:
+        _timing["wanted"] = True
     from torch.nn.modules import module as nn_module
 
     original = torch.Tensor.backward
@@ -79,7 +90,7 @@ def _post(module, args, output):
         return
     _depth[0] = max(0, _depth[0] - 1)
     try:
-        _note_call(module, output)
+        _note_call(module, args, output)
     except Exception as error:  # noting must never break the program: it stops instead
         _stop(error)
 
@@ -92,17 +103,20 @@ def _stop(error):
     remove_hooks()
 
 
-def _note_call(module, output):
+def _note_call(module, args, output):
     if _depth[0] or id(module) in _inside or not any(True for _ in module.parameters()):
         return  # a module inside a model, or no model (a loss, an activation called at top level)
     if id(module) not in _calls:
         _calls[id(module)] = []
         _order.append(id(module))
         _inside.update(id(m) for m in module.modules() if m is not module)
+        if _timing.pop("wanted", False):
+            _timing.update(model=type(module).__name__, calls=1)  # this, its first call, has run
+            _timing["hook"] = module.register_forward_pre_hook(_time_call)
     calls = _calls[id(module)]
     if len(calls) < CALLS and not _capturing():
         try:
-            calls.append(_noted(output, module))
+            calls.append(_noted(args, output, module))
         except Exception as error:  # noting must never break the program
             warn(f"values: the model's outputs could not be noted: {error!r}")
             calls.append(None)
@@ -110,6 +124,30 @@ def _note_call(module, output):
     # appear meanwhile, are noted.
     if len(_calls[_order[0]]) >= CALLS and not _keep_hooks[0]:
         remove_hooks()
+
+
+def _time_call(module, args):
+    """The first model's calls TIMED, from the first's start to the start of the call after the last, the device
+    synchronised at both ends (as apply's check times them)."""
+    if torch.compiler.is_compiling():
+        return
+    _timing["calls"] += 1
+    if _timing["calls"] not in TIMED:
+        return
+    try:
+        if _capturing():
+            raise RuntimeError("the calls run inside a CUDA graph capture")
+        if torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+        now = time.perf_counter()
+        if _timing["calls"] == TIMED[0]:
+            _timing["opened"] = now
+        else:
+            _timing["per_call_s"] = (now - _timing["opened"]) / (TIMED[1] - TIMED[0])
+            _timing.pop("hook").remove()
+    except Exception as error:  # timing must never break the program: apply then times the calls itself
+        warn(f"values: the model's calls not timed: {error!r}")
+        _timing.pop("hook").remove()
 
 
 def remove_hooks():
@@ -122,13 +160,15 @@ def let_hooks_go():
     _keep_hooks[0] = False
 
 
-def _noted(output, module):
-    """One call's outputs and buffers, as device tensors (no synchronisation here)."""
+def _noted(args, output, module):
+    """One call's outputs, buffers and inputs (their sums), as device tensors (no synchronisation here)."""
     with torch.no_grad():
         outputs = [t for t in tensors(output) if t.is_floating_point() and t.numel()][:OUTPUTS]
         stats = [_stats(t.detach()) for t in outputs]
         buffers = [_sums(b.detach()) for b in list(module.buffers())[:BUFFERS]]
-        return ([list(t.shape) for t in outputs], stats, torch.cat(buffers) if buffers else None, _random(module))
+        inputs = [_sums(t.detach()) for t in tensors(args) if t.numel()][:OUTPUTS]
+        return ([list(t.shape) for t in outputs], stats, torch.cat(buffers) if buffers else None, _random(module),
+                torch.cat(inputs) if inputs else None)
 
 
 def _random(module):
@@ -197,11 +237,15 @@ def snapshot():
             if call is None:
                 calls.append(None)
                 continue
-            shapes, stats, buffers, random = call
+            shapes, stats, buffers, random, inputs = call
             calls.append({"shapes": shapes, "outputs": [s.tolist() for s in stats],
-                          "buffers": buffers.tolist() if buffers is not None else [], "random": random})
+                          "buffers": buffers.tolist() if buffers is not None else [], "random": random,
+                          "inputs": inputs.tolist() if inputs is not None else []})
         models.append(calls)
-    return {"losses": losses, "models": models}
+    noted = {"losses": losses, "models": models}
+    if "per_call_s" in _timing:
+        noted["timed"] = {"model": _timing["model"], "calls": list(TIMED), "per_call_s": _timing["per_call_s"]}
+    return noted
 
 
 def file_name():
@@ -253,7 +297,7 @@ def compare(ref, mine, first, later):
     for m, (calls, ref_calls) in enumerate(zip(mine["models"], ref["models"]), 1):
         model = f"model {m}" if len(ref["models"]) > 1 else "the model"
         for c, (call, ref_call) in enumerate(zip(calls, ref_calls), 1):
-            if call is None or ref_call is None:
+            if call is None or ref_call is None or not same_inputs(call, ref_call):
                 continue
             tolerance, basis = (first[0], "start") if c == 1 else (later[0], "fixes")
             found.append(_found(_outputs(call, ref_call), f"{model}'s outputs at call {c}", tolerance, basis))
@@ -264,6 +308,19 @@ def compare(ref, mine, first, later):
     worst = max(found, key=lambda f: f["difference"] if f["difference"] == f["difference"] else float("inf"),
                 default=None)
     return worst, beyond, _compared_words(mine, ref)
+
+
+def same_inputs(call, ref_call):
+    """Whether a model's call was handed what the run as written handed it (the sums of its input tensors, to
+    float32 rounding): where not (loader workers that draw their own random crops and flips), its outputs and
+    buffers say nothing of the fixes and are not compared. Runs noted before inputs were count as the same."""
+    a, b = call.get("inputs"), ref_call.get("inputs")
+    if a is None or b is None:
+        return True
+    if len(a) != len(b):
+        return False
+    return all(_relative(x, y, abs(magnitude)) <= 1e-5 for x, y, magnitude in zip(a[0::2], b[0::2], b[1::2])) and \
+        all(_relative(x, y, abs(y)) <= 1e-5 for x, y in zip(a[1::2], b[1::2]))
 
 
 def _found(difference, where, tolerance, basis):
@@ -302,12 +359,19 @@ def _compared_words(mine, ref):
     losses = min(len(mine["losses"]), len(ref["losses"]))
     if losses:
         words.append(f"the loss of steps 1-{losses}" if losses > 1 else "the loss of step 1")
-    calls = sum(min(len(a), len(b)) for a, b in zip(mine["models"], ref["models"]))
+    pairs = [(a, b) for calls, ref_calls in zip(mine["models"], ref["models"]) for a, b in zip(calls, ref_calls)
+             if a is not None and b is not None]
+    calls = sum(same_inputs(a, b) for a, b in pairs)
+    other = len(pairs) - calls
     if calls:
         random = any(c and c.get("random") for calls in ref["models"] for c in calls)
         words.append(f"the model's outputs{' (their shapes only: dropout draws random numbers)' if random else ''} "
                      f"and buffers at {calls} call{'s' if calls > 1 else ''}")
-    return " and ".join(words) or "nothing (no loss and no model call in common)"
+    said = " and ".join(words)
+    if other:  # the loader's workers drew other random crops: those calls' outputs say nothing of the fixes
+        said += (f"{' ' if said else ''}(not the model's outputs at {other} call{'s' if other > 1 else ''}: handed "
+                 f"other batches than the run as written)")
+    return said or "nothing (no loss and no model call in common)"
 
 
 def _relative(a, b, scale):
