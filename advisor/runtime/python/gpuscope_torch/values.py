@@ -23,6 +23,7 @@ slower calls would otherwise slow (a short benchmark's 20 timed steps held three
 """
 
 import atexit
+import itertools
 import json
 import os
 import time
@@ -166,9 +167,18 @@ def _noted(args, output, module):
         outputs = [t for t in tensors(output) if t.is_floating_point() and t.numel()][:OUTPUTS]
         stats = [_stats(t.detach()) for t in outputs]
         buffers = [_sums(b.detach()) for b in list(module.buffers())[:BUFFERS]]
-        inputs = [_sums(t.detach()) for t in tensors(args) if t.numel()][:OUTPUTS]
         return ([list(t.shape) for t in outputs], stats, torch.cat(buffers) if buffers else None, _random(module),
-                torch.cat(inputs) if inputs else None)
+                _input_sums(args))
+
+
+def _input_sums(args):
+    """The sums of a call's first input tensors, or None where they cannot be taken (sparse, on another device
+    than each other): then the call counts as handed the same inputs."""
+    try:
+        sums = [_sums(t.detach()) for t in itertools.islice((t for t in tensors(args) if t.numel()), OUTPUTS)]
+        return torch.cat(sums) if sums else None
+    except (RuntimeError, TypeError, ValueError):
+        return None
 
 
 def _random(module):
@@ -240,7 +250,7 @@ def snapshot():
             shapes, stats, buffers, random, inputs = call
             calls.append({"shapes": shapes, "outputs": [s.tolist() for s in stats],
                           "buffers": buffers.tolist() if buffers is not None else [], "random": random,
-                          "inputs": inputs.tolist() if inputs is not None else []})
+                          "inputs": inputs.tolist() if inputs is not None else None})
         models.append(calls)
     noted = {"losses": losses, "models": models}
     if "per_call_s" in _timing:
