@@ -651,11 +651,13 @@ def _accumulating(state, module):
     optimizer's, or any change made in place to the trainable parameters (their version counters): a
     hand-written optimizer (a loop of mul_ and addcdiv_ over the parameters) has no step to count."""
     state["train_calls"] += 1
+    if state["train_calls"] > 16:
+        return False
     trainable = [p for p in module.parameters() if p.requires_grad]
     versions = sum(p._version for p in trainable)
     steps, state["steps"] = state["steps"], _optimizer_steps[0]
     updated, state["versions"] = versions != state.get("versions"), versions
-    if not 2 <= state["train_calls"] <= 16 or steps != _optimizer_steps[0] or updated:
+    if state["train_calls"] < 2 or steps != _optimizer_steps[0] or updated:
         return False
     return any(p.grad is not None for p in trainable)
 
