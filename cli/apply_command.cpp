@@ -152,11 +152,12 @@ const Command& applyCommand() {
       "10 % / 5 % for bf16 autocast, 10 % for DataLoader workers; a window's mean may also differ by how far\n"
       "the loss moves from one step to the next as written (docs/apply-results.md).\n"
       "The model's calls 5-7 with the fixes are timed against the same calls of the run as written (with\n"
-      "--no-verify: against calls 9-10 run as written in the same run), and the fixes rolled back when they\n"
-      "are slower or their results differ beyond the tolerance: at the timing check (the model's 8th call,\n"
-      "11th with --no-verify; GPUSCOPE_APPLY_CHECK=0: no check), or, in a single process, at the first\n"
-      "later window of 10 steps whose mean loss differs. --record records the run with the plan as\n"
-      "`gpuscope record --torch` would; compare with the first recording using `gpuscope diff`.",
+      "--no-verify or --record: against calls 9-10 run as written in the same run), and the fixes rolled\n"
+      "back when they are slower or their results differ beyond the tolerance: at the timing check (the\n"
+      "model's 8th call, 11th with --no-verify or --record; GPUSCOPE_APPLY_CHECK=0: no check), or, in a\n"
+      "single process, at the first later window of 10 steps whose mean loss differs. --record records the\n"
+      "run with the plan as `gpuscope record --torch` would; compare with the first recording using\n"
+      "`gpuscope diff`.",
       kOptions,
       runApply};
   return command;

@@ -6,7 +6,7 @@ separate calls, and keeps everything the scorecard needs. Nothing is judged here
   plain     each program plain (its own clock) only: result.plain.json
   apply     each program plain (its own clock), then, where the plan has fixes, under `gpuscope apply` (which
             runs it as written first and compares the results: the values both runs noted are kept in
-            as-written/ and values-applied/) and `gpuscope apply --record`: result.apply.json,
+            as-written/ and values-applied/) and `gpuscope apply --no-verify --record`: result.apply.json,
             after.gpuscope. The plans come from --plans
             (NAME.plan.json, made where the findings were scored, by the advisor as it is now), else from
             this run's findings phase.
@@ -140,9 +140,8 @@ def apply_phase(name, truth, work, carry, env, plans):
     as_written = AS_WRITTEN_LOG.search(err)
     if as_written:
         shutil.copytree(as_written.group(1), work / "as-written", dirs_exist_ok=True)
-    # As a user runs it, verified: the run as written before it times the model's calls, so the recorded run
-    # never runs them as written itself (they would be its peak memory and slow steps).
-    after = [gpuscope, "apply", "--plan", str(plan), "--record", "-q", "-f", "-o", str(work / "after.gpuscope"), "--"]
+    after = [gpuscope, "apply", "--plan", str(plan), "--no-verify", "--record", "-q", "-f", "-o",
+             str(work / "after.gpuscope"), "--"]
     runs["apply_record"], _ = run(after + program, work / "apply_record.log", env)
     result["after"] = advise(gpuscope, work / "after.gpuscope", work / "after", env)
     return result

@@ -365,9 +365,11 @@ class ResultsChecked(PlanCase):
     """With the run as written's values (GPUSCOPE_VALUES_REF), the timing check also compares the results: a fix
     that changes them beyond its tolerance is rolled back, whatever its speed."""
 
-    def applied(self, *args):
+    def applied(self, *args, recorded=False):
         support.run_as_written("results.py", *args, values_out=self.tmp)
         env = {"GPUSCOPE_APPLY_CHECK": "1", "GPUSCOPE_VALUES_REF": self.tmp}
+        if recorded:  # apply --record: the run with the plan is recorded, the run as written is not
+            env.update(GPUSCOPE_TORCH="apply,record", GPUSCOPE_OUTPUT_DIR=self.tmp)
         # The plan's step as recorded: a second (this CPU's first calls of the model take half a second each, which
         # against a shorter step would read as compiling again).
         plan = support.write_plan(self.tmp, [{"kind": "checkpoint"}], step_time_ns=10**9)
@@ -399,6 +401,14 @@ class ResultsChecked(PlanCase):
         self.assertRegex(lines[2], r"checkpoint-1 \(checkpoint\): (checked|rolled back: slower): Classifier.forward "
                                    r"took [\d.]+ ms per call with the fixes \(calls 5-7\) and [\d.]+ ms as written "
                                    r"\(calls 5-7 of the run as written\)")
+
+    def test_a_recorded_run_times_both_windows_itself(self):
+        # CUPTI's cost per launch is in the recorded run's windows alone: both are timed in it, as without a run as
+        # written.
+        lines = self.applied(recorded=True)
+        self.assertRegex(lines[2], r"checkpoint-1 \(checkpoint\): (checked|rolled back: slower): Classifier.forward "
+                                   r"took [\d.]+ ms per call with the fixes \(calls 5-7\) and [\d.]+ ms as written "
+                                   r"\(calls 9-10\)")
 
     def test_eight_calls_are_enough_with_the_run_as_written(self):
         # Seven training steps and the evaluation: the check needs 8 calls here, 11 without the run as written.

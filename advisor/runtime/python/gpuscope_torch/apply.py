@@ -22,8 +22,8 @@ The fixes made to the model are checked against the model as the script wrote it
 model's second call, its first running as written (so compilation falls in the program's warm-up, and so do the
 kernels the calls as written load), and its calls 5-7 are timed with them. Where `gpuscope apply` ran the
 program as written first, that run timed the same calls (values.py) and the fixes stay when they were not slower
-by more than 5 %; else (--no-verify) calls 8-10 run as written in this process (9-10 timed) and the fixes are
-switched on again only when they won. Fixes that lose are rolled back and the program goes on as the script
+by more than 5 %; else (--no-verify, or this run recorded: CUPTI's cost is in its windows alone) calls 8-10 run
+as written in this process (9-10 timed) and the fixes are switched on again only when they won. Fixes that lose are rolled back and the program goes on as the script
 wrote it. The calls as written of the run before cost the program with the plan nothing: in a short benchmark
 they were three of its 20 timed steps (BERT: 10.2 ms a step by its clock against 7.5 ms steady, H200).
 In a job of several ranks they are rolled back on every rank when any rank found them slower.
@@ -371,8 +371,11 @@ class _Check:
         self.changes = _apply_to_model(module)
         self.done = not _CHECKING or not self.changes
         # The same calls timed in the run as written, where `gpuscope apply` ran it first: then the check decides
-        # when the fixed window closes, and never runs the model as written here.
-        self.written_s = verify.written_call_s(self.name)
+        # when the fixed window closes, and never runs the model as written here. Not while this run is recorded
+        # (apply --record): CUPTI adds microseconds to each launch of the fixed window that the run as written,
+        # not recorded, did not pay, and both windows are timed here instead.
+        recorded = "record" in os.environ.get("GPUSCOPE_TORCH", "").split(",")
+        self.written_s = None if recorded else verify.written_call_s(self.name)
         self.decide_at = self.FIXED + self.TIMED[self.FIXED] if self.written_s else self.DECIDE
         atexit.register(self._at_exit)
 
