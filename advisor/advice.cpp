@@ -300,6 +300,12 @@ std::vector<std::string> notesOn(const Context& c) {
                     analysis::formatDuration(idle) + " of launch-bound idle and " +
                     analysis::formatDuration(c.host.recording_ns) + " of host work " + perStepWords(c) + " taken off");
   }
+  if (const analysis::Interval& w = c.iterations.as_written; w.end > w.start) {
+    notes.push_back("gpuscope apply's timing check ran the model as the script wrote it for " +
+                    analysis::formatDuration(w.end - w.start) +
+                    " of this run (its own calls, neither the program as written nor as applied): left out of the "
+                    "steps and the peak");
+  }
   if (std::optional<std::string> graphs = betweenGraphsNote(c)) notes.push_back(std::move(*graphs));
   if (std::optional<std::string> host = slowerHostNote(c)) notes.push_back(std::move(*host));
   for (const std::string& w : c.stats.warnings) notes.push_back("trace: " + w);

@@ -369,12 +369,17 @@ Iterations fromHostSyncs(const TraceData& t, const std::vector<int64_t>& launch,
 // they count from the end of its timing check, where that comes later: the check's calls compile the model
 // and run some as the script wrote it.
 void markHookFree(const TraceData& t, Iterations& it) {
-  int64_t removed = -1, checked = -1;
+  int64_t removed = -1, checked = -1, written = -1;
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
     if (t.nvtx.kind[r] != schema::NvtxKind::kMark || t.nvtx.session[r] != it.session) continue;
     const std::string& name = t.text(t.nvtx.name[r]);
     if (name == kHooksRemovedMark && removed < 0) removed = t.nvtx.start_ns[r];
     if (name == kApplyCheckDoneMark && checked < 0) checked = t.nvtx.start_ns[r];
+    if (name == kApplyAsWrittenMark && written < 0) written = t.nvtx.start_ns[r];
+  }
+  if (written >= 0 && checked > written) {
+    it.as_written = {written, checked};
+    for (Iteration& i : it.list) i.as_written = i.start_ns >= written && i.start_ns < checked;
   }
   it.hooks_removed_ns = removed < 0 ? -1 : std::max(removed, checked);
   if (it.hooks_removed_ns < 0) return;
@@ -495,7 +500,10 @@ SteadySteps steadySteps(const Iterations& it) {
   const std::vector<bool> hook_free = hookFreeMask(it);
   s.hook_free = enough(hook_free);
   s.timed = stepWindows(it.list, timedIterations(it));
-  if (s.hook_free) s.annotated = stepWindows(it.list, steadyMask(it, [&](size_t i) { return !it.list[i].hook_free; }));
+  if (s.hook_free) {
+    s.annotated =
+        stepWindows(it.list, steadyMask(it, [&](size_t i) { return !it.list[i].hook_free && !it.list[i].as_written; }));
+  }
   if (s.annotated.windows.empty() || !s.hook_free) s.annotated = s.timed;
   return s;
 }

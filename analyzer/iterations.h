@@ -20,6 +20,7 @@ struct Iteration {
   int64_t kernel_time_ns = 0;  // execution time of its kernels, added up
   bool warmup = false;         // one of the first iterations, markedly slower than the rest
   bool hook_free = false;      // began after the PyTorch bridge removed its module hooks (kHooksRemovedMark)
+  bool as_written = false;     // `apply --record`'s timing check ran it as the script wrote it (kApplyAsWrittenMark)
   int32_t forwards = 1;        // a root module's forwards in it: the micro-batches of gradient accumulation
   // Host time or GPU time, whichever is longer: a GPU-bound step's kernels run on after its host range.
   int64_t durationNs() const { return std::max(end_ns, gpu_end_ns) - start_ns; }
@@ -36,6 +37,9 @@ struct Iterations {
   // When the bridge removed its module hooks in `session` (under `apply --record`, or ended its timing check
   // there, whichever came later); -1: it never did.
   int64_t hooks_removed_ns = -1;
+  // Where `apply --record`'s timing check ran the model as written (kApplyAsWrittenMark to kApplyCheckDoneMark);
+  // empty (start == end) where it did not.
+  Interval as_written;
   int64_t warmupCount() const;
   // The steady (not warm-up) iteration whose GPU span holds this time, or kNone.
   int32_t steadyIterationAt(int64_t gpu_ns) const;

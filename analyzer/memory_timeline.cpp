@@ -221,8 +221,23 @@ const DeviceMemory* MemoryAnalysis::peakDevice() const {
                             [](const auto& a, const auto& b) { return a.peak_bytes < b.peak_bytes; });
 }
 
+// The peak of each device outside `apply --record`'s calls as written (Iterations::as_written): its timing check
+// ran the model in fp32 and without checkpointing there, gpuscope's own calls, which are no peak of the program with
+// the plan. What those calls allocated and freed is left out, what lives on after them stays in.
+void leaveOutCheckCalls(MemoryAnalysis& m, const Interval& calls) {
+  if (calls.end <= calls.start) return;
+  for (DeviceMemory& d : m.devices) {
+    d.peak_bytes = d.peak_ns = 0;
+    for (const MemoryPoint& p : d.timeline) {
+      if (p.time_ns >= calls.start && p.time_ns < calls.end) continue;
+      if (p.live_bytes > d.peak_bytes) d.peak_bytes = p.live_bytes, d.peak_ns = p.time_ns;
+    }
+  }
+}
+
 MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iterations) {
   MemoryAnalysis m = Replay(trace).run();
+  leaveOutCheckCalls(m, iterations.as_written);
   findLiveAtPeak(m);
   m.leak = checkLeak(m, iterations);
   return m;

@@ -29,6 +29,10 @@ inline constexpr std::string_view kHooksRemovedMark = "gpuscope: module hooks re
 // the steps before it ran compiling, and some as the script wrote them; the steps after it are the program
 // as applied.
 inline constexpr std::string_view kApplyCheckDoneMark = "gpuscope: apply check done";
+// The NVTX mark the bridge puts, under `gpuscope apply --record`, where its timing check switched the fixes off to
+// run the model as the script wrote it, up to kApplyCheckDoneMark: gpuscope's own calls, neither the program as
+// written nor as applied, which no step and no peak of the run with the plan is taken from.
+inline constexpr std::string_view kApplyAsWrittenMark = "gpuscope: apply check runs the model as written";
 // Ranges a library adds on its own, whatever the program does: XLA's runtime ("Thunk:#hlo_op=…#",
 // "XlaModule:#hlo_module=…#", "XlaEmitGpuAsm:#…#"), one per thunk or executable dispatched. They time the
 // host's dispatch, not the program's step, so they are no iteration marker.

@@ -1,6 +1,7 @@
 // Iterations found from NVTX ranges, kernel patterns and host synchronisations, on the fixtures (whose
 // programs know how many steps they ran) and on built traces.
 #include "analyzer/iterations.h"
+#include "analyzer/memory_timeline.h"
 #include "analyzer/phases.h"
 
 #include <gtest/gtest.h>
@@ -243,6 +244,38 @@ TEST(Iterations, ACompileInTheFirstHookFreeStepsIsWarmUp) {
   EXPECT_FALSE(it.list[3].warmup);
   EXPECT_EQ(it.steady_duration.median, 100'000);
   EXPECT_EQ(it.steady_duration.max, 100'000);
+}
+
+// Under `apply --record` the check's calls as written (from kApplyAsWrittenMark to its end) are gpuscope's own: no
+// annotated step to take kernels from, and their memory (fp32, not checkpointed) no peak of the run with the plan.
+TEST(Iterations, TheChecksCallsAsWrittenAreNeitherStepsNorPeak) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int step = 0; step < 14; ++step) {
+    if (step == 1) b.mark(std::string(kHooksRemovedMark), t - 100);
+    if (step == 7) b.mark(std::string(kApplyAsWrittenMark), t - 100);
+    if (step == 10) b.mark(std::string(kApplyCheckDoneMark), t - 100);
+    const bool written = step >= 7 && step < 10;
+    b.nvtx("Net (forward)", t, t + 40'000);
+    b.kernel(written ? "sgemm_fp32_kernel" : "k", t + 2'000, t + 9'000);
+    const int64_t bytes = (written ? 300 : 100) * int64_t{1} << 20;  // the fp32 activations of the calls as written
+    b.row(schema::AllocatorEventRow{1, 0, t + 1'000, schema::AllocatorAction::kAlloc, 0x10000000, bytes, 7});
+    b.row(schema::AllocatorEventRow{1, 0, t + 30'000, schema::AllocatorAction::kFreeCompleted, 0x10000000, bytes, 7});
+    t += 100'000;
+  }
+  ASSERT_TRUE(b.finish());
+  const TraceData trace = loadForTest(dir.path("t.gpuscope"));
+  const Iterations it = findIterations(trace);
+  ASSERT_EQ(it.list.size(), 14u);
+  EXPECT_FALSE(it.list[6].as_written);
+  EXPECT_TRUE(it.list[7].as_written && it.list[9].as_written);
+  EXPECT_FALSE(it.list[10].as_written);
+  for (const Interval& w : steadySteps(it).annotated.windows) {
+    EXPECT_TRUE(w.start < it.as_written.start || w.start >= it.as_written.end) << w.start;
+  }
+  const MemoryAnalysis m = analyzeMemory(trace, it);
+  EXPECT_EQ(m.peakDevice()->peak_bytes, int64_t{100} << 20);
 }
 
 // torch.compile's first steps run other kernels (compiling, autotuning) than the steady ones: the step

@@ -46,6 +46,7 @@ HOOKS_REMOVED_MARK = "gpuscope: module hooks removed"
 # Under `gpuscope apply --record`: where apply's timing check of the fixes ended (the analyzer times the steps
 # after it, not the check's calls that compile or run as the script wrote them).
 APPLY_CHECK_DONE_MARK = "gpuscope: apply check done"
+APPLY_AS_WRITTEN_MARK = "gpuscope: apply check runs the model as written"
 # Around each DataLoader iterator's __next__.
 DATA_LOADER_RANGE = "DataLoader.__next__"
 _DEFAULT_STEPS = 5
@@ -459,6 +460,12 @@ def _remove_module_hooks():
 def apply_check_done():
     """Called by apply when its timing check of a model ends, in a recorded run."""
     torch.cuda.nvtx.mark(APPLY_CHECK_DONE_MARK)
+
+
+def apply_check_as_written():
+    """Called by apply when its timing check switches the fixes off to run the model as written, in a recorded
+    run: up to the check's end, gpuscope's own calls, which the analysis leaves out of the program's steps and peak."""
+    torch.cuda.nvtx.mark(APPLY_AS_WRITTEN_MARK)
 
 
 def stop_module_hooks(root):

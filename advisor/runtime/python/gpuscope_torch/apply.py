@@ -23,9 +23,11 @@ model's second call, its first running as written (so compilation falls in the p
 kernels the calls as written load), and its calls 5-7 are timed with them. Where `gpuscope apply` ran the
 program as written first, that run timed the same calls (values.py) and the fixes stay when they were not slower
 by more than 5 %; else (--no-verify, or this run recorded: CUPTI's cost is in its windows alone) calls 8-10 run
-as written in this process (9-10 timed) and the fixes are switched on again only when they won. Fixes that lose are rolled back and the program goes on as the script
-wrote it. The calls as written of the run before cost the program with the plan nothing: in a short benchmark
-they were three of its 20 timed steps (BERT: 10.2 ms a step by its clock against 7.5 ms steady, H200).
+as written in this process (9-10 timed; recorded, an NVTX mark says where they begin, and the analysis leaves
+them out of the run's steps and peak) and the fixes are switched on again only when they won. Fixes that lose
+are rolled back and the program goes on as the script wrote it. The calls as written of the run before cost the
+program with the plan nothing: in a short benchmark they were three of its 20 timed steps (BERT: 10.2 ms a step
+by its clock against 7.5 ms steady, H200).
 In a job of several ranks they are rolled back on every rank when any rank found them slower.
 Earlier calls are no measure: a DDP model compiled with CUDA graphs took 95 ms per call at calls 3-4 and
 10.8 ms at calls 5-7, against 24.7 ms as written (2 x H200). A fix rolled back costs the program its three
@@ -395,6 +397,9 @@ class _Check:
                 if self.written_s:
                     a, b = values.TIMED
                     return self._decide(self.written_s, f"calls {a}-{b - 1} of the run as written")
+                annotate = sys.modules.get(f"{__package__}.annotate")
+                if annotate is not None:  # recorded: the calls as written up to the check's end are gpuscope's own
+                    annotate.apply_check_as_written()
                 for change in self.changes:
                     change.off()
             else:
