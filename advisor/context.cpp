@@ -299,44 +299,49 @@ bool Context::alreadyFused() const {
   return all > 0 && 2 * fused >= all;
 }
 
+namespace {
+
+// Whether a kernel's launch call began inside a phase range of one of `kinds`; false where its launch was not
+// recorded.
+bool launchedInPhase(const Context& c, size_t kernel, std::initializer_list<analysis::Phase> kinds) {
+  const int32_t call = c.trace.kernels.launch_call[kernel];
+  if (call == analysis::kNone) return false;
+  const int64_t t = c.trace.api_calls.start_ns[static_cast<size_t>(call)];
+  return std::any_of(c.phases.begin(), c.phases.end(), [&](const analysis::PhaseRange& r) {
+    return std::find(kinds.begin(), kinds.end(), r.phase) != kinds.end() && r.start <= t && t < r.end;
+  });
+}
+
+}  // namespace
+
 std::vector<const analysis::FusionPattern*> Context::chainsToFuse() const {
-  auto inOptimizer = [&](size_t kernel) {
-    const int32_t call = trace.kernels.launch_call[kernel];
-    if (call == analysis::kNone) return false;
-    const int64_t t = trace.api_calls.start_ns[static_cast<size_t>(call)];
-    return std::any_of(phases.begin(), phases.end(), [&](const auto& r) {
-      return r.phase == analysis::Phase::kOptimizer && r.start <= t && t < r.end;
-    });
-  };
   std::vector<const analysis::FusionPattern*> out;
   if (alreadyFused()) return out;
   for (const auto& p : chains) {
     if (std::any_of(p.kernels.begin(), p.kernels.end(), compilerMade)) continue;
     if (!p.first_occurrence.empty() && trace.kernels.graph_id[p.first_occurrence.front()] != analysis::kNone) continue;
-    if (!p.first_occurrence.empty() && inOptimizer(p.first_occurrence.front())) continue;
+    if (!p.first_occurrence.empty() &&
+        launchedInPhase(*this, p.first_occurrence.front(), {analysis::Phase::kOptimizer}))
+      continue;
     out.push_back(&p);
   }
   return out;
 }
 
 std::vector<const analysis::FusionPattern*> Context::chainsApplyFuses() const {
-  std::vector<const analysis::FusionPattern*> chains = chainsToFuse();
-  if (framework != Framework::kPyTorch) return chains;
-  std::vector<analysis::Interval> model;
-  for (const auto& r : phases) {
-    if (r.phase == analysis::Phase::kForward || r.phase == analysis::Phase::kBackward)
-      model.push_back({r.start, r.end});
-  }
-  if (model.empty()) return chains;
-  model = analysis::mergeIntervals(model);
-  std::erase_if(chains, [&](const analysis::FusionPattern* p) {
-    if (p->first_occurrence.empty()) return false;
-    const int32_t call = trace.kernels.launch_call[p->first_occurrence.front()];
-    if (call == analysis::kNone) return false;
-    const int64_t t = trace.api_calls.start_ns[static_cast<size_t>(call)];
-    return analysis::overlapLength(model, t, t + 1) == 0;
+  using analysis::Phase;
+  std::vector<const analysis::FusionPattern*> fused = chainsToFuse();
+  const bool model_ranges = std::any_of(phases.begin(), phases.end(), [](const analysis::PhaseRange& r) {
+    return r.phase == Phase::kForward || r.phase == Phase::kBackward;
   });
-  return chains;
+  if (framework != Framework::kPyTorch || !model_ranges) return fused;
+  std::erase_if(fused, [&](const analysis::FusionPattern* p) {
+    if (p->first_occurrence.empty()) return false;
+    const size_t first = p->first_occurrence.front();
+    return trace.kernels.launch_call[first] != analysis::kNone &&
+           !launchedInPhase(*this, first, {Phase::kForward, Phase::kBackward});
+  });
+  return fused;
 }
 
 namespace {

@@ -488,18 +488,20 @@ std::vector<bool> hookFreeMask(const Iterations& it) {
 
 bool enough(const std::vector<bool>& mask) { return std::count(mask.begin(), mask.end(), true) >= 2; }
 
+// The iterations timed: the hook-free ones where there are enough, else every steady one.
+std::vector<bool> timedFrom(const Iterations& it, std::vector<bool> hook_free) {
+  return enough(hook_free) ? hook_free : steadyMask(it, [](size_t) { return true; });
+}
+
 }  // namespace
 
-std::vector<bool> timedIterations(const Iterations& it) {
-  std::vector<bool> mask = hookFreeMask(it);
-  return enough(mask) ? mask : steadyMask(it, [](size_t) { return true; });
-}
+std::vector<bool> timedIterations(const Iterations& it) { return timedFrom(it, hookFreeMask(it)); }
 
 SteadySteps steadySteps(const Iterations& it) {
   SteadySteps s;
   const std::vector<bool> hook_free = hookFreeMask(it);
   s.hook_free = enough(hook_free);
-  s.timed = stepWindows(it.list, timedIterations(it));
+  s.timed = stepWindows(it.list, timedFrom(it, hook_free));
   if (s.hook_free) {
     s.annotated =
         stepWindows(it.list, steadyMask(it, [&](size_t i) { return !it.list[i].hook_free && !it.list[i].as_written; }));

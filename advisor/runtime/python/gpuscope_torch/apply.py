@@ -376,8 +376,7 @@ class _Check:
         # when the fixed window closes, and never runs the model as written here. Not while this run is recorded
         # (apply --record): CUPTI adds microseconds to each launch of the fixed window that the run as written,
         # not recorded, did not pay, and both windows are timed here instead.
-        recorded = "record" in os.environ.get("GPUSCOPE_TORCH", "").split(",")
-        self.written_s = None if recorded else verify.written_call_s(self.name)
+        self.written_s = None if _recording() else verify.written_call_s(self.name)
         self.decide_at = self.FIXED + self.TIMED[self.FIXED] if self.written_s else self.DECIDE
         atexit.register(self._at_exit)
 
@@ -397,8 +396,8 @@ class _Check:
                 if self.written_s:
                     a, b = values.TIMED
                     return self._decide(self.written_s, f"calls {a}-{b - 1} of the run as written")
-                annotate = sys.modules.get(f"{__package__}.annotate")
-                if annotate is not None:  # recorded: the calls as written up to the check's end are gpuscope's own
+                annotate = _recording()
+                if annotate is not None:  # the calls as written up to the check's end are gpuscope's own
                     annotate.apply_check_as_written()
                 for change in self.changes:
                     change.off()
@@ -434,8 +433,8 @@ class _Check:
         by them; a compiled forward was traced with them, and their removal would fail its guards and compile it
         again (seconds, in the middle of the program's timed steps)."""
         self.done = True
-        annotate = sys.modules.get(f"{__package__}.annotate")
-        if annotate is not None:  # recorded (apply --record): the steps after this are the program as applied
+        annotate = _recording()
+        if annotate is not None:  # the steps after this are the program as applied
             annotate.apply_check_done()
         if not _active & _needs_hooks and all(check.done for check in _checks.values()):
             while _hooks:
@@ -581,10 +580,15 @@ def _compiled_already(module):
     return isinstance(module, OptimizedModule) or getattr(module, "_compiled_call_impl", None) is not None
 
 
+def _recording():
+    """The recording's annotate module where this run is recorded (`apply --record`), else None."""
+    return sys.modules.get(f"{__package__}.annotate")
+
+
 def _stop_recording_hooks(module):
     """Under `apply --record`: the recording's module hooks go before the compiler traces them in, since their
     removal after the annotated steps would compile the model again (annotate.stop_module_hooks)."""
-    annotate = sys.modules.get(f"{__package__}.annotate")
+    annotate = _recording()
     if annotate is not None:
         annotate.stop_module_hooks(module)
 
