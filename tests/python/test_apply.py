@@ -2,6 +2,7 @@
 bootstrap's sitecustomize on PYTHONPATH, GPUSCOPE_TORCH=apply), to programs that know nothing of them."""
 
 import json
+import re
 import pathlib
 import sys
 import tempfile
@@ -365,8 +366,13 @@ class ResultsChecked(PlanCase):
     """With the run as written's values (GPUSCOPE_VALUES_REF), the timing check also compares the results: a fix
     that changes them beyond its tolerance is rolled back, whatever its speed."""
 
-    def applied(self, *args, recorded=False):
+    def applied(self, *args, recorded=False, written_s=None):
         support.run_as_written("results.py", *args, values_out=self.tmp)
+        if written_s is not None:  # the run as written's calls 5-7 said to have taken this long
+            reference = pathlib.Path(self.tmp, "values-0.json")
+            values = json.loads(reference.read_text())
+            values["timed"]["per_call_s"] = written_s(values["timed"]["per_call_s"])
+            reference.write_text(json.dumps(values))
         env = {"GPUSCOPE_APPLY_CHECK": "1", "GPUSCOPE_VALUES_REF": self.tmp}
         if recorded:  # apply --record: the run with the plan is recorded, the run as written is not
             env.update(GPUSCOPE_TORCH="apply,record", GPUSCOPE_OUTPUT_DIR=self.tmp)
@@ -392,15 +398,34 @@ class ResultsChecked(PlanCase):
                                    r"\(.*, tolerance 0.1 %: ")
 
     def test_the_fixes_are_timed_against_the_same_calls_of_the_run_as_written(self):
-        lines = self.applied()
+        # Said to have taken a thousand times longer: far apart, whatever this process's own speed.
+        lines = self.applied(written_s=lambda s: s * 1000)
         timed = json.loads(pathlib.Path(self.tmp, "values-0.json").read_text())["timed"]
         self.assertEqual(timed["model"], "Classifier")
         self.assertEqual(timed["calls"], [5, 8])
         self.assertGreater(timed["per_call_s"], 0)
         # The check decides when the fixed window closes: the model never runs as written in this run.
-        self.assertRegex(lines[2], r"checkpoint-1 \(checkpoint\): (checked|rolled back: slower): Classifier.forward "
+        self.assertRegex(lines[2], r"checkpoint-1 \(checkpoint\): checked: Classifier.forward "
                                    r"took [\d.]+ ms per call with the fixes \(calls 5-7\) and [\d.]+ ms as written "
                                    r"\(calls 5-7 of the run as written\)")
+
+    def test_calls_too_close_to_the_run_as_writtens_are_timed_as_written_here_too(self):
+        # 200 ms of host work a step sets both runs' pace: the two processes' own difference in speed could decide
+        # between them, so calls 9-10 run as written in the run with the plan.
+        lines = self.applied("--host-ms", "200")
+        self.assertRegex(lines[2], r"checkpoint-1 \(checkpoint\): (checked|rolled back: slower): Classifier.forward "
+                                   r"took [\d.]+ ms per call with the fixes \(calls 5-7\) and [\d.]+ ms as written "
+                                   r"\(calls 9-10; calls 5-7 of the run as written took [\d.]+ ms, too close to tell "
+                                   r"apart across two processes\)")
+
+    def test_only_calls_far_apart_are_judged_across_processes(self):
+        sys.path.insert(0, str(support.BRIDGE))
+        from gpuscope_torch import apply  # its functions only: nothing is installed in this process
+
+        self.assertTrue(apply._apart(0.7, 1.0))  # 30 % faster: kept without calls as written here
+        self.assertTrue(apply._apart(1.6, 1.0))  # 60 % slower: rolled back without them
+        self.assertFalse(apply._apart(0.9, 1.0))
+        self.assertFalse(apply._apart(1.2, 1.0))
 
     def test_a_recorded_run_times_both_windows_itself(self):
         # CUPTI's cost per launch is in the recorded run's windows alone: both are timed in it, as without a run as
@@ -412,7 +437,7 @@ class ResultsChecked(PlanCase):
 
     def test_eight_calls_are_enough_with_the_run_as_written(self):
         # Seven training steps and the evaluation: the check needs 8 calls here, 11 without the run as written.
-        lines = self.applied("--steps", "7")
+        lines = self.applied("--steps", "7", written_s=lambda s: s * 1000)
         self.assertRegex(lines[2], r"checkpoint-1 \(checkpoint\): (checked|rolled back: slower): ")
         plan = support.write_plan(self.tmp, [{"kind": "checkpoint"}], step_time_ns=10**9)
         alone = support.run_ok(self, "results.py", "--steps", "7", plan=plan, extra_env={"GPUSCOPE_APPLY_CHECK": "1"})
@@ -430,19 +455,24 @@ class RanksAgree(unittest.TestCase):
 
     TORCHRUN = (sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--no-python")
 
-    def answers(self, slow_ranks):
+    def answers(self, slow_ranks, close_ranks=""):
         with tempfile.TemporaryDirectory() as tmp:
-            result = support.run_program("ranks_agree.py", tmp, slow_ranks, prefix=self.TORCHRUN)
+            result = support.run_program("ranks_agree.py", tmp, slow_ranks, close_ranks, prefix=self.TORCHRUN)
             self.assertEqual(result.returncode, 0, result.stderr)
             return [json.loads(pathlib.Path(f"{tmp}/{rank}.json").read_text()) for rank in range(2)]
 
     def test_one_slower_rank_rolls_the_fixes_back_on_every_rank(self):
-        self.assertEqual(self.answers("1"), [{"rank": 0, "slower": True, "where": " on rank 1 of 2"},
-                                             {"rank": 1, "slower": True, "where": " on rank 1 of 2"}])
+        self.assertEqual(self.answers("1"), [{"rank": 0, "apart": True, "slower": True, "where": " on rank 1 of 2"},
+                                             {"rank": 1, "apart": True, "slower": True, "where": " on rank 1 of 2"}])
 
     def test_no_slower_rank_keeps_them_everywhere(self):
-        self.assertEqual(self.answers(""), [{"rank": 0, "slower": False, "where": ""},
-                                            {"rank": 1, "slower": False, "where": ""}])
+        self.assertEqual(self.answers(""), [{"rank": 0, "apart": True, "slower": False, "where": ""},
+                                            {"rank": 1, "apart": True, "slower": False, "where": ""}])
+
+    def test_one_rank_too_close_to_its_run_as_written_sends_every_rank_to_calls_as_written(self):
+        # Else one rank would decide at call 8 and wait there for the verdict of another that runs calls 8-10 first.
+        answers = self.answers("", "0")
+        self.assertEqual([a["apart"] for a in answers], [False, False])
 
 
 class BadPlans(PlanCase):

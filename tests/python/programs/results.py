@@ -1,9 +1,11 @@
 """A small classifier trained for a few steps, as a user would write it: a stack of like blocks in a ModuleList,
 each Linear, an optional BatchNorm1d and ReLU, then an evaluation. Prints the last loss and the evaluation's.
-Arguments: [--batchnorm] [--unseeded] [--steps N]. With BatchNorm the evaluation depends on the running
+Arguments: [--batchnorm] [--unseeded] [--steps N] [--host-ms MS] (host work of its own in each step, a sleep, which
+then sets the step's pace). With BatchNorm the evaluation depends on the running
 statistics the training forwards update, which a block recomputed under checkpointing updates twice."""
 
 import argparse
+import time
 
 import torch
 import torch.nn as nn
@@ -37,6 +39,7 @@ def main():
     parser.add_argument("--batchnorm", action="store_true")
     parser.add_argument("--unseeded", action="store_true")
     parser.add_argument("--steps", type=int, default=14)
+    parser.add_argument("--host-ms", type=float, default=0)
     args = parser.parse_args()
     if not args.unseeded:
         torch.manual_seed(0)
@@ -48,6 +51,7 @@ def main():
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
+        time.sleep(args.host_ms / 1e3)
     model.eval()
     with torch.no_grad():
         print(f"loss {loss.item():.6f} eval {F.cross_entropy(model(x), y).item():.6f}")
