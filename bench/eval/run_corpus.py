@@ -106,11 +106,23 @@ def plan_fixes(plan_path):
 
 
 def record_and_advise(gpuscope, truth, command, stem, env):
-    """Records a command into STEM.gpuscope and advises on it; returns the run's figures and the advice's files."""
+    """Records a command into STEM.gpuscope and advises on it; returns the run's figures and the advice's files.
+    The program's plan for `apply` is made for the truth's apply_goal where it names one (STEM.apply.plan.json)."""
     trace = stem.with_suffix(".gpuscope")
     record = [gpuscope, "record", "-q", "-f", *truth.get("record", []), "-o", str(trace), "--"]
     figures, _ = run(record + command, stem.parent / f"{stem.name}_record.log", env)
+    if truth.get("apply_goal") and stem.name == "program":
+        subprocess.run(apply_plan_command(gpuscope, trace, truth["apply_goal"]), env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
     return figures, advise(gpuscope, trace, stem, env)
+
+
+def apply_plan_command(gpuscope, trace, goal):
+    """advise with --goal GOAL, writing only the plan: TRACE's stem .apply.plan.json (the findings stay the default
+    advice's)."""
+    plan = trace.with_suffix(".apply.plan.json")
+    return [gpuscope, "advise", str(trace), "--goal", goal, "--format", "json", "-o", os.devnull, "-f", "--plan",
+            str(plan)]
 
 
 def findings_phase(name, truth, work, carry, env):
@@ -137,7 +149,8 @@ def apply_phase(name, truth, work, carry, env, plans):
         return result
     runs = result["runs"]
     run_plain(program, work, env, result)
-    plan = plans / f"{name}.plan.json" if plans else work / "program.plan.json"
+    goal_plan = work / "program.apply.plan.json"  # the truth's apply_goal, where it names one
+    plan = plans / f"{name}.plan.json" if plans else goal_plan if goal_plan.exists() else work / "program.plan.json"
     fixes = plan_fixes(plan)
     result["plan_fixes"] = [{"id": f.get("id"), "kind": f.get("kind")} for f in fixes]
     if not fixes:

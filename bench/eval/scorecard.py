@@ -36,6 +36,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import run_corpus  # beside this file: the plan of a goal made as the GPU run makes it
+
 # "426.8 % of the 116 µs iteration", "12 % of the step"
 SHARE_OF_STEP = re.compile(r"(\d+(?:\.\d+)?) ?% of (?:the |each |a )?(?:[\d.]+ \S+ )?(?:step|iteration)")
 NOISE = 0.03
@@ -49,14 +51,19 @@ def load(path):
 
 
 def rescore(gpuscope, folder):
-    """Advises every stored trace of a result folder again with this build of gpuscope."""
+    """Advises every stored trace of a result folder again with this build of gpuscope; a program whose truth
+    names an apply_goal also gets that goal's plan (program.apply.plan.json, what `apply` runs with)."""
     for trace in sorted(folder.glob("*/*.gpuscope")):
         stem = trace.with_suffix("")
-        command = [gpuscope, "advise", str(trace), "--format", "json", "-o", str(stem) + ".advice.json", "-f",
-                   "--plan", str(stem) + ".plan.json"]
-        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if done.returncode != 0:
-            print(f"rescore: {trace}: {done.stderr.strip()}", file=sys.stderr)
+        commands = [[gpuscope, "advise", str(trace), "--format", "json", "-o", str(stem) + ".advice.json", "-f",
+                     "--plan", str(stem) + ".plan.json"]]
+        truth = load(Path(__file__).resolve().parents[1] / "corpus" / trace.parent.name / "truth.json") or {}
+        if truth.get("apply_goal") and stem.name == "program":
+            commands.append(run_corpus.apply_plan_command(gpuscope, trace, truth["apply_goal"]))
+        for command in commands:
+            done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if done.returncode != 0:
+                print(f"rescore: {trace}: {done.stderr.strip()}", file=sys.stderr)
 
 
 def findings(advice):
@@ -179,7 +186,8 @@ def fix_set(plan):
 def plan_scored(case_dir):
     """The plan `apply` ran. Where the advisor as it is now (program.plan.json after --rescore) plans the same
     fixes, its prediction is the one scored: the measured run is of those very fixes."""
-    applied, now = load(case_dir / "applied.plan.json"), load(case_dir / "program.plan.json")
+    now = load(case_dir / "program.apply.plan.json") or load(case_dir / "program.plan.json")  # apply_goal's first
+    applied = load(case_dir / "applied.plan.json")
     if applied and now and fix_set(applied) == fix_set(now):
         return {**applied, "predicted": now.get("predicted", applied.get("predicted"))}
     return applied or now
