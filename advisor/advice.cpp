@@ -170,6 +170,7 @@ namespace {
 std::optional<Finding> foreseeHostBound(const Context& c, std::vector<const Finding*> findings, Goal goal) {
   if (goal == Goal::kTime) std::erase_if(findings, [](const Finding* f) { return f->gain.extra_time_ns > 0; });
   if (c.framework == Framework::kJax || !c.host.measured || hasFix(findings, "cuda_graphs")) return std::nullopt;
+  if (!c.stepsRepeat()) return std::nullopt;  // its fix, CUDA graphs, replays one step's launches
   const StepForecast f = forecast(c, findings);
   HostChanges graphs = hostChanges(c, findings);
   graphs.graphs = true;
@@ -324,6 +325,12 @@ std::vector<std::string> notesOn(const Context& c) {
                     analysis::formatDuration(w.end - w.start) +
                     " of this run (its own calls, neither the program as written nor as applied): left out of the "
                     "steps and the peak");
+  }
+  if (c.device != analysis::kNone && !c.stepsRepeat()) {
+    notes.push_back(
+        "the steady steps do not launch the same kernels with the same grids from one step to the next (shapes "
+        "that change, or data-dependent branches): the plan foresees no CUDA graphs after its other fixes, since "
+        "a graph replays one step's launches");
   }
   if (std::optional<std::string> graphs = betweenGraphsNote(c)) notes.push_back(std::move(*graphs));
   if (std::optional<std::string> host = slowerHostNote(c)) notes.push_back(std::move(*host));

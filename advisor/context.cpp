@@ -1,6 +1,7 @@
 #include "advisor/context.h"
 
 #include <algorithm>
+#include <map>
 
 #include "analyzer/duration_stats.h"
 #include "analyzer/kernel_names.h"
@@ -297,6 +298,26 @@ bool Context::alreadyFused() const {
     fused += trace.kernels.graph_id[i] != analysis::kNone || compilerMade(trace.kernelName(i));
   }
   return all > 0 && 2 * fused >= all;
+}
+
+bool Context::stepsRepeat() const {
+  const auto& k = trace.kernels;
+  std::map<std::vector<int32_t>, int64_t> signatures;  // the sorted launch configurations of a step: how many steps
+  int64_t steps = 0;
+  for (const analysis::Iteration& it : iterations.list) {
+    if (it.warmup || it.as_written || !inSteps(it.start_ns)) continue;
+    std::vector<int32_t> configs;
+    auto i = std::lower_bound(k.start_ns.begin(), k.start_ns.end(), it.gpu_start_ns) - k.start_ns.begin();
+    for (; static_cast<size_t>(i) < k.size() && k.start_ns[static_cast<size_t>(i)] <= it.gpu_end_ns; ++i) {
+      if (k.device[static_cast<size_t>(i)] == device) configs.push_back(k.config[static_cast<size_t>(i)]);
+    }
+    std::sort(configs.begin(), configs.end());
+    ++signatures[configs];
+    ++steps;
+  }
+  int64_t most = 0;
+  for (const auto& [configs, count] : signatures) most = std::max(most, count);
+  return steps < 2 || 2 * most >= steps;
 }
 
 namespace {

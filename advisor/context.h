@@ -150,6 +150,10 @@ struct Context {
   std::vector<const analysis::FusionPattern*> chainsApplyFuses() const;
   // Whether half the steps' kernels or more are a compiler's or replayed from CUDA graphs.
   bool alreadyFused() const;
+  // Whether most steady steps launch the very same kernels with the same grids. Batches of one shape do; shapes that
+  // change from step to step (variable lengths) or a forward's data-dependent branches do not, and CUDA graphs,
+  // recorded for one step's launches, do not fit those. True without iterations (nothing to compare).
+  bool stepsRepeat() const;
   // Whether the PyTorch bridge saw a model (module ranges in the step's process); assumed without the bridge.
   bool modelRan() const;
   // From the PyTorch bridge's outermost module ranges: the root's class names the wrapper.

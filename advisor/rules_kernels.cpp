@@ -43,7 +43,8 @@ constexpr Rule kRules[] = {
     {.id = "fp32_gemm",
      .title = "GEMMs and convolutions in fp32, off the tensor cores",
      .reads = "kernel classes and precisions of the kernels inside the steady steps",
-     .fires_when = "fp32 GEMMs and convolutions take 5 % of the step or more",
+     .fires_when = "fp32 GEMMs and convolutions (and, where autocast is the fix, fp32 fused attention) take 5 % of "
+                   "the step or more",
      .why = "Tensor cores run bf16 and TF32 GEMMs many times faster than the CUDA cores run fp32 ones.",
      .snippets = {"with torch.autocast(\"cuda\", dtype=torch.bfloat16):\n    loss = model(x, y)\n"
                   "# or, keeping fp32 storage: torch.backends.cuda.matmul.allow_tf32 = True",
@@ -217,12 +218,20 @@ constexpr int64_t kMathBoundNs = 10'000;
 // on an H100. A tiny fp32 GEMM is bound by its launch and latency, and bf16 saves only what it took above it.
 constexpr int64_t kSmallGemmNs = 2'500;
 
-// The fp32 GEMMs' and convolutions' time inside the steps, less what each would take on the tensor cores.
-int64_t fp32Saving(const Context& c, double speedup) {
+// Fused attention in fp32 (PyTorch's memory-efficient kernel, for fp32 inputs) computes its two products on the
+// CUDA cores; under bf16 autocast the same call runs a bf16 flash or cuDNN kernel on the tensor cores, taken to
+// gain as a GEMM moved to bf16 does.
+bool fp32Attention(const analysis::KernelKind& kind) {
+  return kind.cls == KernelClass::kAttention && kind.precision == Precision::kFp32;
+}
+
+// The fp32 GEMMs' and convolutions' time inside the steps (and fp32 attention's, with `attention`), less what each
+// would take on the tensor cores.
+int64_t fp32Saving(const Context& c, double speedup, bool attention) {
   int64_t saved = 0;
   const auto& k = c.trace.kernels;
   for (size_t i = 0; i < k.size(); ++i) {
-    if (!c.inSteps(i) || !c.kindOf(i).onCudaCores()) continue;
+    if (!c.inSteps(i) || !(c.kindOf(i).onCudaCores() || (attention && fp32Attention(c.kindOf(i))))) continue;
     const int64_t d = k.end_ns[i] - k.start_ns[i];
     saved += d - std::max(static_cast<int64_t>(static_cast<double>(d) / speedup), std::min(d, kSmallGemmNs));
   }
@@ -241,40 +250,49 @@ std::optional<Finding> fp32Gemm(const Context& c) {
   // for fp32 convolutions) gain from it too: half as much as the fp32 ones on the CUDA cores do.
   const bool autocast = c.framework == Framework::kPyTorch || c.framework == Framework::kJax;
   const KernelSet fp32 = kernelsInSteps(c, [](const auto& kind, const auto&) { return kind.onCudaCores(); });
+  const KernelSet attention =
+      kernelsInSteps(c, [&](const auto& kind, const auto&) { return autocast && fp32Attention(kind); });
   KernelSet tf32;
   for (size_t i = 0; autocast && i < c.trace.kernels.size(); ++i) {
     if (c.inSteps(i) && tf32Math(c, i)) tf32.add(c, i);
   }
-  const int64_t fp32_time = c.perStep(fp32.time_ns), tf32_time = c.perStep(tf32.time_ns);
+  const int64_t fp32_time = c.perStep(fp32.time_ns + attention.time_ns), tf32_time = c.perStep(tf32.time_ns);
   const double speedup = autocast ? kBf16OverFp32 : kTf32OverFp32;
-  const int64_t saved =
-      fp32Saving(c, speedup) + static_cast<int64_t>(static_cast<double>(tf32_time) * (1.0 - 1.0 / kBf16OverTf32));
+  const int64_t saved = fp32Saving(c, speedup, autocast) +
+                        static_cast<int64_t>(static_cast<double>(tf32_time) * (1.0 - 1.0 / kBf16OverTf32));
   if (c.shareOfStep(fp32_time + tf32_time) < 0.05 || c.shareOfStep(saved) < 0.03) return std::nullopt;
   Finding f = startFinding(c, kRules[1]);
-  const std::string what = fp32.count > 0 && tf32.count > 0 ? "fp32 and TF32" : fp32.count > 0 ? "fp32" : "TF32";
-  f.title = what + " GEMMs and convolutions take " + formatDuration(fp32_time + tf32_time) + " " + perStepWords(c) +
-            (fp32.count > 0 ? ", partly off the tensor cores" : ", at half the tensor cores' bf16 rate");
-  f.summary = fp32.count > 0 ? "Matrix multiplies run in full fp32 on the CUDA cores (FFMA/SIMT kernels), not on the "
-                               "tensor cores."
-                             : "The model computes in fp32: its matrix multiplies and convolutions run as TF32 on the "
-                               "tensor cores, at half the rate of bf16, with twice the memory traffic.";
-  for (const KernelSet* s : std::initializer_list<const KernelSet*>{&fp32, &tf32}) {
+  const bool on_cuda_cores = fp32.count + attention.count > 0;
+  const std::string what = on_cuda_cores && tf32.count > 0 ? "fp32 and TF32" : on_cuda_cores ? "fp32" : "TF32";
+  f.title = what + " GEMMs and convolutions" + (attention.count > 0 ? " (and attention)" : "") + " take " +
+            formatDuration(fp32_time + tf32_time) + " " + perStepWords(c) +
+            (on_cuda_cores ? ", partly off the tensor cores" : ", at half the tensor cores' bf16 rate");
+  f.summary = on_cuda_cores ? "Matrix multiplies run in full fp32 on the CUDA cores (FFMA/SIMT kernels), not on the "
+                              "tensor cores."
+                            : "The model computes in fp32: its matrix multiplies and convolutions run as TF32 on the "
+                              "tensor cores, at half the rate of bf16, with twice the memory traffic.";
+  for (const KernelSet* s : std::initializer_list<const KernelSet*>{&fp32, &attention, &tf32}) {
     if (s->count == 0) continue;
-    const std::string kind = s == &fp32 ? "fp32" : "TF32";
-    const int64_t time = s == &fp32 ? fp32_time : tf32_time;
-    f.evidence.push_back({perStepCount(c, s->count) + " " + kind + " GEMMs and convolutions " + perStepWords(c) + ", " +
+    const std::string kind = s == &tf32 ? "TF32" : "fp32";
+    const std::string kernels = s == &attention ? " fused attention kernels " : " GEMMs and convolutions ";
+    const int64_t time = c.perStep(s->time_ns);
+    f.evidence.push_back({perStepCount(c, s->count) + " " + kind + kernels + perStepWords(c) + ", " +
                               formatDuration(time) + " (" + formatShare(c.shareOfStep(time)) +
                               " of the step), among "
                               "them " +
                               join(s->names),
-                          {s->firstRef(c, "first " + kind + " GEMM")}});
+                          {s->firstRef(c, "first " + kind + (s == &attention ? " attention kernel" : " GEMM"))}});
   }
   f.gain = timeGain(c, saved,
                     "fp32 kernels' time divided by " + formatFixed(speedup, 0) + " (" + (autocast ? "bf16" : "TF32") +
                         "), none below " + formatDuration(kSmallGemmNs) +
                         " (the shortest tensor-core GEMMs seen): on an H100, 4096-8192-wide GEMMs ran 8.9-14.4× "
                         "faster in bf16 and 4.3-5.8× in TF32 "
-                        "(docs/benchmarks.md); TF32 kernels' time divided by 2 (the H100's bf16 rate is twice its "
+                        "(docs/benchmarks.md)" +
+                        (attention.count > 0 ? "; fp32 fused attention's time divided by as much (its products, "
+                                               "run in bf16 by a flash or cuDNN kernel under autocast)"
+                                             : "") +
+                        "; TF32 kernels' time divided by 2 (the H100's bf16 rate is twice its "
                         "TF32 rate); other kernels unchanged");
   f.fix.summary = autocast ? "Run the forward pass under bf16 autocast (or at least allow TF32)."
                            : "Let cuBLAS use TF32 tensor cores (or move the GEMMs to bf16).";

@@ -466,6 +466,41 @@ TEST(Advisor, WrittenOutAttentionIsFoundPastItsCastsAndMasks) {
   EXPECT_FALSE(classifier.find("unfused_attention"));
 }
 
+// PyTorch's fused attention on fp32 inputs (the memory-efficient kernel) runs its products on the CUDA cores; under
+// bf16 autocast the same call runs a bf16 kernel: fp32_gemm counts it with the GEMMs (timm's ViT-B/16: 7.9 ms of
+// fp32 attention a step became 1.4 ms of bf16 under apply, H100, 2026-11-27).
+TEST(Advisor, Fp32AttentionGainsFromAutocastAsTheGemmsDo) {
+  const std::string gemm = "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x64x8_stage3_warpsize2x2x1_ffma";
+  const std::string attention =
+      "fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, cutlass::arch::Sm80, "
+      "true, 64, 64, 64, true, true>::Params)";
+  const std::string gelu = "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>";
+  // One 5 us fp32 GEMM a 100 us step: bf16 would save it 2.5 us (none runs below 2.5 us), under the 3 % bar.
+  EXPECT_FALSE(adviceOnSequence({gemm, gelu, gelu}).find("fp32_gemm"));
+  const Advice a = adviceOnSequence({gemm, attention, gelu});
+  const Finding* f = a.find("fp32_gemm");
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->title.find("(and attention)"), std::string::npos) << f->title;
+  EXPECT_NEAR(static_cast<double>(f->gain.time_ns), 5'000.0, 500.0);  // 2.5 us from each
+  const std::string evidence = f->evidence.size() > 1 ? f->evidence[1].text : "";
+  EXPECT_NE(evidence.find("fp32 fused attention kernels"), std::string::npos) << evidence;
+}
+
+// Batches of one shape launch the same kernels with the same grids every step; nonzero() and a printed tensor
+// (pt_item_every_step) do not, nor would variable lengths: CUDA graphs, which replay one step's launches, do not fit.
+TEST(Advisor, StepsThatLaunchTheSameKernelsRepeat) {
+  auto repeats = [](const std::string& name) {
+    Result<analysis::TraceData> trace =
+        analysis::loadTrace((std::filesystem::path(GPUSCOPE_CORPUS_TRACES) / name).string());
+    EXPECT_TRUE(trace) << name;
+    return trace && buildContext(*trace).stepsRepeat();
+  };
+  EXPECT_TRUE(repeats("tv_resnet50_infer_fp32.program.gpuscope"));
+  EXPECT_TRUE(repeats("trap_data_dependent.program.gpuscope"));  // its batches all exit at the same depth
+  EXPECT_FALSE(repeats("pt_item_every_step.program.gpuscope"));
+  EXPECT_FALSE(repeats("cupy_pool_growth.program.gpuscope"));  // arrays that grow step by step
+}
+
 Advice adviceOnBuiltSteps(bool overlapped) {
   TempDir dir;
   testing::TraceBuilder b(dir.path("ranks.gpuscope"));
