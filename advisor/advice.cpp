@@ -166,11 +166,19 @@ namespace {
 
 // Where the other fixes would leave the step waiting for its host, the launch-bound rule looks ahead.
 // For the time goal it looks past the fixes of that plan only: a checkpointing that costs time (and adds GPU work)
-// is not in it, and counting it hid a BERT fine-tune's host-bound step after bf16 and fusion.
-std::optional<Finding> foreseeHostBound(const Context& c, std::vector<const Finding*> findings, Goal goal) {
+// is not in it, and counting it hid a BERT fine-tune's host-bound step after bf16 and fusion. Its fix, CUDA graphs,
+// replays one step's launches: where the steps differ it stays silent and says why in `notes`.
+std::optional<Finding> foreseeHostBound(const Context& c, std::vector<const Finding*> findings, Goal goal,
+                                        std::vector<std::string>& notes) {
   if (goal == Goal::kTime) std::erase_if(findings, [](const Finding* f) { return f->gain.extra_time_ns > 0; });
   if (c.framework == Framework::kJax || !c.host.measured || hasFix(findings, "cuda_graphs")) return std::nullopt;
-  if (!c.stepsRepeat()) return std::nullopt;  // its fix, CUDA graphs, replays one step's launches
+  if (!c.stepsRepeat()) {
+    notes.push_back(
+        "the steady steps do not launch the same kernels with the same grids from one step to the next (shapes "
+        "that change, or data-dependent branches): the plan foresees no CUDA graphs after its other fixes, since "
+        "a graph replays one step's launches");
+    return std::nullopt;
+  }
   const StepForecast f = forecast(c, findings);
   HostChanges graphs = hostChanges(c, findings);
   graphs.graphs = true;
@@ -326,12 +334,6 @@ std::vector<std::string> notesOn(const Context& c) {
                     " of this run (its own calls, neither the program as written nor as applied): left out of the "
                     "steps and the peak");
   }
-  if (c.device != analysis::kNone && !c.stepsRepeat()) {
-    notes.push_back(
-        "the steady steps do not launch the same kernels with the same grids from one step to the next (shapes "
-        "that change, or data-dependent branches): the plan foresees no CUDA graphs after its other fixes, since "
-        "a graph replays one step's launches");
-  }
   if (std::optional<std::string> graphs = betweenGraphsNote(c)) notes.push_back(std::move(*graphs));
   if (std::optional<std::string> host = slowerHostNote(c)) notes.push_back(std::move(*host));
   for (const std::string& w : c.stats.warnings) notes.push_back("trace: " + w);
@@ -365,7 +367,7 @@ Advice advise(const Context& c, Goal goal) {
   a.per_step = c.step.from_iterations;
   a.measured = {c.step.time_ns, c.model.measured_peak_bytes};
   a.memory_basis = memoryBasis(c);
-  std::vector<std::string> set_aside;
+  std::vector<std::string> set_aside;  // what the goal set aside, and why the look-ahead stayed silent
   for (const Rule& rule : allRules()) {
     if (c.device == analysis::kNone) break;
     std::optional<Finding> f = rule.check(c);
@@ -380,7 +382,7 @@ Advice advise(const Context& c, Goal goal) {
   if (c.device != analysis::kNone) {
     std::vector<const Finding*> every;
     for (const Finding& f : a.findings) every.push_back(&f);
-    if (std::optional<Finding> f = foreseeHostBound(c, every, goal)) a.findings.push_back(std::move(*f));
+    if (std::optional<Finding> f = foreseeHostBound(c, every, goal, set_aside)) a.findings.push_back(std::move(*f));
   }
   std::stable_sort(a.findings.begin(), a.findings.end(),
                    [](const Finding& x, const Finding& y) { return x.weight() > y.weight(); });

@@ -307,9 +307,10 @@ bool Context::stepsRepeat() const {
   for (const analysis::Iteration& it : iterations.list) {
     if (it.warmup || it.as_written || !inSteps(it.start_ns)) continue;
     std::vector<int32_t> configs;
-    auto i = std::lower_bound(k.start_ns.begin(), k.start_ns.end(), it.gpu_start_ns) - k.start_ns.begin();
-    for (; static_cast<size_t>(i) < k.size() && k.start_ns[static_cast<size_t>(i)] <= it.gpu_end_ns; ++i) {
-      if (k.device[static_cast<size_t>(i)] == device) configs.push_back(k.config[static_cast<size_t>(i)]);
+    const auto first = std::lower_bound(k.start_ns.begin(), k.start_ns.end(), it.gpu_start_ns);
+    for (auto i = static_cast<size_t>(first - k.start_ns.begin()); i < k.size() && k.start_ns[i] <= it.gpu_end_ns;
+         ++i) {
+      if (k.device[i] == device) configs.push_back(k.config[i]);
     }
     std::sort(configs.begin(), configs.end());
     ++signatures[configs];

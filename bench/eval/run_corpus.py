@@ -106,14 +106,10 @@ def plan_fixes(plan_path):
 
 
 def record_and_advise(gpuscope, truth, command, stem, env):
-    """Records a command into STEM.gpuscope and advises on it; returns the run's figures and the advice's files.
-    The program's plan for `apply` is made for the truth's apply_goal where it names one (STEM.apply.plan.json)."""
+    """Records a command into STEM.gpuscope and advises on it; returns the run's figures and the advice's files."""
     trace = stem.with_suffix(".gpuscope")
     record = [gpuscope, "record", "-q", "-f", *truth.get("record", []), "-o", str(trace), "--"]
     figures, _ = run(record + command, stem.parent / f"{stem.name}_record.log", env)
-    if truth.get("apply_goal") and stem.name == "program":
-        subprocess.run(apply_plan_command(gpuscope, trace, truth["apply_goal"]), env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
     return figures, advise(gpuscope, trace, stem, env)
 
 
@@ -134,6 +130,9 @@ def findings_phase(name, truth, work, carry, env):
         result["error"] = "program not found (CUDA cases need scripts/gpu-stage)"
         return result
     result["runs"]["record"], result["program"] = record_and_advise(gpuscope, truth, program, work / "program", env)
+    if truth.get("apply_goal"):  # the program's plan for `apply`: program.apply.plan.json
+        subprocess.run(apply_plan_command(gpuscope, work / "program.gpuscope", truth["apply_goal"]), env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if clean is not None:
         result["runs"]["clean_record"], result["clean"] = record_and_advise(gpuscope, truth, clean, work / "clean",
                                                                             env)

@@ -57,7 +57,7 @@ def rescore(gpuscope, folder):
         stem = trace.with_suffix("")
         commands = [[gpuscope, "advise", str(trace), "--format", "json", "-o", str(stem) + ".advice.json", "-f",
                      "--plan", str(stem) + ".plan.json"]]
-        truth = load(Path(__file__).resolve().parents[1] / "corpus" / trace.parent.name / "truth.json") or {}
+        truth = load(run_corpus.CORPUS / trace.parent.name / "truth.json") or {}
         if truth.get("apply_goal") and stem.name == "program":
             commands.append(run_corpus.apply_plan_command(gpuscope, trace, truth["apply_goal"]))
         for command in commands:
@@ -198,7 +198,7 @@ def judge(folder, case_dir):
     if case is None or "truth" not in case:
         return None
     # The truth is the corpus's as it is now (a run keeps the copy it was made with).
-    current = load(Path(__file__).resolve().parents[1] / "corpus" / case["case"] / "truth.json")
+    current = load(run_corpus.CORPUS / case["case"] / "truth.json")
     truth = case["truth"] = current or case["truth"]
     advice = load(case_dir / "program.advice.json")
     clean = load(case_dir / "clean.advice.json")

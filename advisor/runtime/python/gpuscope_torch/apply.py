@@ -402,14 +402,14 @@ class _Check:
                 return
             if self.fixed_s is None:
                 self.fixed_s = per_call
+                a, b = values.TIMED
+                written_calls = f"calls {a}-{b - 1} of the run as written"
                 if self.written_s and _apart_on_every_rank(self.name, _apart(self.fixed_s, self.written_s)):
-                    a, b = values.TIMED
-                    return self._decide(self.written_s, f"calls {a}-{b - 1} of the run as written")
+                    return self._decide(self.written_s, written_calls)
                 self.decide_at = self.DECIDE
                 if self.written_s:
-                    a, b = values.TIMED
-                    self.close_note = (f"; calls {a}-{b - 1} of the run as written took {self.written_s * 1e3:.3f} ms, "
-                                       f"too close to tell apart across two processes")
+                    self.close_note = (f"; {written_calls} took {self.written_s * 1e3:.3f} ms, too close to tell "
+                                       f"apart across two processes")
                 annotate = _recording()
                 if annotate is not None:  # the calls as written up to the check's end are gpuscope's own
                     annotate.apply_check_as_written()
