@@ -67,19 +67,35 @@ Made madeIn(const TraceData& t, const std::map<std::string, BlockRanges>& blocks
   return {&it->second, static_cast<size_t>(w - fw.data())};
 }
 
-int64_t peakOf(std::vector<std::pair<int64_t, int64_t>>& changes) {
+// The peak of the live bytes inside a window of time and outside it.
+struct WindowPeaks {
+  int64_t inside = 0, outside = 0;
+};
+
+WindowPeaks peaksAround(std::vector<std::pair<int64_t, int64_t>>& changes, const Interval& window) {
   std::sort(changes.begin(), changes.end());  // at one moment, frees (negative) first
-  int64_t live = 0, peak = 0;
-  for (const auto& [time, bytes] : changes) peak = std::max(peak, live += bytes);
-  return peak;
+  int64_t live = 0;
+  WindowPeaks p;
+  for (const auto& [time, bytes] : changes) {
+    int64_t& peak = time >= window.start && time < window.end ? p.inside : p.outside;
+    peak = std::max(peak, live += bytes);
+  }
+  return p;
 }
 
 // Per allocation: when checkpointing ends its first life (kForever: as recorded) and when its recomputation
-// makes it again (kForever: never). Returns the number of blocks checkpointed.
+// makes it again (kForever: never); `window` is the time the blocks' ranges span. Returns the number of blocks
+// checkpointed.
 int64_t checkpointLives(const TraceData& trace, const MemoryAnalysis& memory, const MemoryCategories& categories,
-                        int32_t device, std::vector<int64_t>& until, std::vector<int64_t>& again) {
+                        int32_t device, std::vector<int64_t>& until, std::vector<int64_t>& again, Interval& window) {
   const int32_t session = memory.allocations[static_cast<size_t>(memory.peakDevice()->live_at_peak.front())].session;
   const std::map<std::string, BlockRanges> blocks = blockRanges(trace, session);
+  window = {kForever, 0};
+  for (const auto& [name, b] : blocks) {
+    for (const std::vector<Interval>* list : {&b.forward, &b.backward}) {
+      for (const Interval& r : *list) window = {std::min(window.start, r.start), std::max(window.end, r.end)};
+    }
+  }
   // The activations of each block's forward call, and the last one made (its output, which stays).
   std::map<std::pair<const BlockRanges*, size_t>, std::vector<size_t>> calls;
   for (size_t i = 0; i < memory.allocations.size(); ++i) {
@@ -141,25 +157,16 @@ std::vector<bool> livedAmongFusableKernels(const TraceData& t, const MemoryAnaly
   return out;
 }
 
-}  // namespace
-
-std::optional<TensorReplay> replayTensors(const TraceData& trace, const MemoryAnalysis& memory,
-                                          const MemoryCategories& categories, const MemoryChanges& what) {
-  const DeviceMemory* top = memory.peakDevice();
-  if (!top || top->live_at_peak.empty()) return std::nullopt;
-  const size_t n = memory.allocations.size();
-  std::vector<int64_t> until(n, kForever), again(n, kForever);
-  TensorReplay out;
-  if (what.checkpoint_blocks) {
-    out.blocks = checkpointLives(trace, memory, categories, top->device, until, again);
-    if (out.blocks < 2) out.blocks = 0, until.assign(n, kForever), again.assign(n, kForever);
-  }
-  const std::vector<bool> fused =
-      what.drop_temporaries ? livedAmongFusableKernels(trace, memory) : std::vector<bool>(n);
+// The tensors' births and deaths on `device` after the changes: (time, +bytes) and (time, -bytes).
+std::vector<std::pair<int64_t, int64_t>> changedTimeline(const MemoryAnalysis& memory,
+                                                         const MemoryCategories& categories, int32_t device,
+                                                         const MemoryChanges& what, const std::vector<bool>& fused,
+                                                         const std::vector<int64_t>& until,
+                                                         const std::vector<int64_t>& again) {
   std::vector<std::pair<int64_t, int64_t>> changes;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < memory.allocations.size(); ++i) {
     const Allocation& a = memory.allocations[i];
-    if (a.device != top->device) continue;
+    if (a.device != device) continue;
     const MemoryCategory category = categories.of_allocation[i];
     if (a.tensor && fused[i] && category == MemoryCategory::kTemporaries) continue;
     const bool scaled = a.tensor && category == MemoryCategory::kActivations;
@@ -169,7 +176,40 @@ std::optional<TensorReplay> replayTensors(const TraceData& trace, const MemoryAn
     changes.push_back({std::min(free, until[i]), -bytes});
     if (again[i] < free) changes.push_back({again[i], bytes}), changes.push_back({free, -bytes});
   }
-  out.peak_bytes = peakOf(changes);
+  return changes;
+}
+
+}  // namespace
+
+std::optional<TensorReplay> replayTensors(const TraceData& trace, const MemoryAnalysis& memory,
+                                          const MemoryCategories& categories, const MemoryChanges& what) {
+  const DeviceMemory* top = memory.peakDevice();
+  if (!top || top->live_at_peak.empty()) return std::nullopt;
+  const size_t n = memory.allocations.size();
+  const std::vector<int64_t> as_recorded(n, kForever);
+  std::vector<int64_t> until = as_recorded, again = as_recorded;
+  Interval window{0, kForever};
+  TensorReplay out;
+  if (what.checkpoint_blocks) {
+    out.blocks = checkpointLives(trace, memory, categories, top->device, until, again, window);
+    if (out.blocks < 2) out.blocks = 0, until = as_recorded, again = as_recorded;
+  }
+  const std::vector<bool> fused =
+      what.drop_temporaries ? livedAmongFusableKernels(trace, memory) : std::vector<bool>(n);
+  std::vector<std::pair<int64_t, int64_t>> changes =
+      changedTimeline(memory, categories, top->device, what, fused, until, again);
+  const WindowPeaks after = peaksAround(changes, window);
+  if (out.blocks == 0) {
+    out.peak_bytes = std::max(after.inside, after.outside);
+    return out;
+  }
+  // Outside the blocks' ranges are steps without module ranges (the bridge's hook-free steps, where it took its
+  // hooks off): nothing there can be placed in a block, so their peak shrinks as the annotated steps' did.
+  std::vector<std::pair<int64_t, int64_t>> unchanged =
+      changedTimeline(memory, categories, top->device, what, fused, as_recorded, as_recorded);
+  const WindowPeaks before = peaksAround(unchanged, window);
+  const double shrink = before.inside > 0 ? static_cast<double>(after.inside) / static_cast<double>(before.inside) : 1;
+  out.peak_bytes = std::max(after.inside, static_cast<int64_t>(static_cast<double>(before.outside) * shrink));
   return out;
 }
 
