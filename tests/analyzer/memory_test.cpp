@@ -78,6 +78,26 @@ TEST(Memory, LeakSampleIsALeak) {
   for (int32_t i : a.memory.leak.suspects) EXPECT_EQ(a.memory.allocations[i].bytes, 8 * kMiB);
 }
 
+// Memory kept in each of only three steady steps is no evidence of a leak: the first steps of a run can each make
+// something once (a library's workspace for a new stream, a CUDA graph's pool). Six steps that each keep it are.
+TEST(Memory, GrowthOverTooFewStepsIsNoLeak) {
+  for (const int steps : {3, 7}) {
+    TempDir dir;
+    testing::TraceBuilder b(dir.path("grow.gpuscope"));
+    const int64_t kStep = 1'000'000;
+    for (int step = 0; step < steps; ++step) {
+      const int64_t t = step * kStep;
+      b.nvtx("step", t, t + kStep - 10'000);
+      b.kernel("void scale_kernel<float>(float*, int)", t + 100'000, t + 300'000);
+      b.memory(schema::MemoryOp::kAllocation, 0x7f0000000000 + step * 64 * kMiB, 32 * kMiB, t + 50'000);
+    }
+    ASSERT_TRUE(b.finish());
+    const Analysed a = analyse(dir.path("grow.gpuscope"));
+    EXPECT_EQ(a.memory.leak.basis, "iterations") << steps;
+    EXPECT_EQ(a.memory.leak.growing, steps == 7) << steps << " steps, " << a.memory.leak.samples.size() << " samples";
+  }
+}
+
 // Each of 8 steps keeps 2 MiB; the last step's range runs into the program's teardown, which frees them all. The
 // leak is measured at the steps' ends all the same: the teardown's drop is not a step's.
 TEST(Memory, TeardownInTheLastStepDoesNotHideALeak) {
