@@ -66,12 +66,12 @@ def run_ok(test, name, *args, plan=None, extra_env=None):
     return result
 
 
-def write_plan(directory, fixes, raw=None, step_time_ns=1):
+def write_plan(directory, fixes, raw=None, step_time_ns=1, predicted_ns=1):
     """Writes plan.json with FIXES (id and rule filled in) in DIRECTORY; RAW replaces the whole text."""
     fixes = [{"id": f"{fix['kind']}-{i}", "rule": "test", **fix} for i, fix in enumerate(fixes, 1)]
     plan = {"format": "gpuscope-plan", "version": 1, "trace": "test.gpuscope", "step_basis": "test",
             "measured": {"step_time_ns": step_time_ns, "peak_memory_bytes": 1},
-            "predicted": {"step_time_ns": 1, "peak_memory_bytes": 1}, "prediction_basis": "test",
+            "predicted": {"step_time_ns": predicted_ns, "peak_memory_bytes": 1}, "prediction_basis": "test",
             "fixes": fixes}
     path = pathlib.Path(directory) / "plan.json"
     path.write_text(json.dumps(plan) if raw is None else raw)

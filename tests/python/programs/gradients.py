@@ -1,5 +1,5 @@
 """Trains one of models.MODELS for a few steps from a fixed seed and saves its parameters' gradients after
-the last backward, the losses and the blocks' forward calls (models.CALLS) to OUT (torch.save), so two
+the last backward, the losses, its buffers and the blocks' forward calls (models.CALLS) to OUT (torch.save), so two
 runs can be compared bit for bit. The
 bridge's fixes come in through the environment, as under `gpuscope apply`; --annotate installs the
 module annotation; --compile runs the model through torch.compile (eager backend, one whole graph);
@@ -64,7 +64,8 @@ def main():
             losses.append(loss.detach())
         optimizer.step()
     grads = {name: p.grad for name, p in model.named_parameters()}
-    torch.save({"grads": grads, "losses": losses, "calls": dict(models.CALLS),
+    buffers = {name: b.clone() for name, b in model.named_buffers()}
+    torch.save({"grads": grads, "losses": losses, "buffers": buffers, "calls": dict(models.CALLS),
                 "enabled_with": getattr(model, "enabled_with", None)}, args.out)
 
 

@@ -46,6 +46,7 @@ mean loss leaves the run as written's.
 """
 
 import atexit
+import contextlib
 import datetime
 import functools
 import json
@@ -74,6 +75,7 @@ _needs_hooks = set()  # kinds of model fix that need the global hooks while in f
 _optimizer_steps = [0]  # optimizer steps taken so far by any torch.optim optimizer, counted where graphs may be used
 _step_hooks = []  # the global optimizer step hook that counts them
 _recorded_step_s = [0.0]  # the step the plan measured on the recording, in seconds (0: none)
+_plan_slower = [1.0]  # the plan's predicted step over the one it measured, where above 1 (see _slower_than_said)
 _module_calls = [0]  # module calls the global hooks have seen, outside compiled code
 _hook_cost_s = []  # what the global hooks add to one module call, in seconds, once measured
 _SLOWER = 1.05  # a fix is rolled back when its calls take this much longer than the calls as written
@@ -96,6 +98,9 @@ def install(plan_path):
         warn(f"apply: {plan_path} is not a gpuscope plan of version 1")
         return
     _recorded_step_s[0] = (plan.get("measured") or {}).get("step_time_ns", 0) / 1e9
+    predicted_s = (plan.get("predicted") or {}).get("step_time_ns", 0) / 1e9
+    if _recorded_step_s[0] > 0 and predicted_s > _recorded_step_s[0]:
+        _plan_slower[0] = predicted_s / _recorded_step_s[0]
     for fix in plan.get("fixes", []):
         handler = _HANDLERS.get(fix.get("kind"))
         try:
@@ -490,7 +495,9 @@ class _Check:
                 f"({_hook_cost() * 1e6:.1f} us per module call) taken off")
         kinds = [change.kind for change in self.changes]
         changed, compared = verify.verdict(kinds)
-        slower = self.fixed_s > eager_s * _SLOWER
+        slower = self.fixed_s > eager_s * _slower_than_said()
+        if slower and _plan_slower[0] > 1:
+            said += f"; the plan said {(_plan_slower[0] - 1) * 100:.0f} % slower, for its memory"
         worse, where = _slower_on_any_rank(self.name, slower or changed is not None)
         if worse:
             _undo(self.changes, f"changed results: {changed}" if changed else f"slower{where}: {said}" if slower
@@ -518,6 +525,13 @@ class _Check:
         for fix in _in_force():
             _report(fix, f"not checked: the program called {self.name}.forward {self.calls} times, the timing check "
                          f"needs {self.decide_at}")
+
+
+def _slower_than_said():
+    """How much longer than the calls as written the calls with the fixes may take: _SLOWER, or, for a plan that
+    says it costs time (a memory plan: checkpointing recomputes the forward), what it said and 15 % more (the
+    advisor's prediction target); beyond that it costs more than the user was told, and is rolled back."""
+    return max(_SLOWER, _plan_slower[0] * 1.15)
 
 
 def _apart(fixed_s, written_s):
@@ -734,7 +748,7 @@ def _checkpoint_model(module):
     if not blocks:
         raise ValueError(f"{name} has no run of like blocks to checkpoint")
     for block in blocks:
-        block.forward = _checkpointed(block.forward)
+        block.forward = _checkpointed(block, block.forward)
     return _Change("checkpoint", f"applied: {len(blocks)} blocks of {name} checkpointed")
 
 
@@ -752,12 +766,46 @@ def _blocks(module):
     return [block for child in module.children() for block in _blocks(child)]
 
 
-def _checkpointed(forward):
+def _checkpointed(block, forward):
+    """BLOCK's forward under torch.utils.checkpoint (non-reentrant: the recomputation draws dropout's random
+    numbers again as the forward drew them). The recomputation in the backward runs the forward once more, and
+    a forward that changes the block's buffers (BatchNorm's running statistics and count in training) would
+    change them twice: the buffers are put back as the forward left them once it is done. A block whose first
+    checkpointed call leaves its buffers alone runs without that from then on (torch.compile does not take a
+    checkpoint's own contexts)."""
     from torch.utils.checkpoint import checkpoint
+
+    buffers = list(block.buffers())
+    changes = [bool(buffers)]  # whether the forward may change the buffers: until a call shows it does not
+
+    def contexts():
+        return contextlib.nullcontext(), _BuffersPutBack(buffers)
 
     def run(*args, **kwargs):
         if not torch.is_grad_enabled() or "checkpoint" not in _active:
             return forward(*args, **kwargs)
-        return checkpoint(forward, *args, use_reentrant=False, **kwargs)
+        if not changes[0]:
+            return checkpoint(forward, *args, use_reentrant=False, **kwargs)
+        versions = [b._version for b in buffers]
+        out = checkpoint(forward, *args, use_reentrant=False, context_fn=contexts, **kwargs)
+        changes[0] = versions != [b._version for b in buffers]
+        return out
 
     return run
+
+
+class _BuffersPutBack:
+    """Around a checkpoint's recomputation: the buffers as they were before it, put back after it (also when
+    torch stops the recomputation early, once it has what the backward needs)."""
+
+    def __init__(self, buffers):
+        self.buffers = buffers
+
+    def __enter__(self):
+        self.saved = [b.detach().clone() for b in self.buffers]
+
+    def __exit__(self, *exc):
+        with torch.no_grad():
+            for b, saved in zip(self.buffers, self.saved):
+                b.copy_(saved)
+        return False
