@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli/apply_search.h"
 #include "cli/command.h"
 #include "collector/launcher.h"
 #include "formats/plan.h"
@@ -28,6 +29,9 @@ constexpr OptionSpec kOptions[] = {
     {"force", 'f', "", "with --record: overwrite the output file if it exists"},
     {"quiet", 'q', "", "with --record: no summary after the program ends"},
     {"no-verify", 0, "", "no run as written first: the results are not compared"},
+    {"search-budget", 0, "SECONDS",
+     "when the plan as a whole fails, how long to try it fix by fix and write the fixes that pass as a verified plan "
+     "(default 600; 0: no search)"},
 };
 
 // A fresh folder for the run as written's output and values (kept: its log is the program's output).
@@ -58,16 +62,14 @@ std::optional<std::string> cannotStart(const std::string& program) {
 
 // Runs the program as written, for the PyTorch bridge of the run with the plan to compare with
 // (GPUSCOPE_VALUES_REF); returns its wait status.
-Result<int> runReference(const std::vector<std::string>& command) {
-  Result<std::string> dir = makeWorkDir();
-  if (!dir) return dir.status();
-  const std::string log = *dir + "/as-written.log";
+Result<int> runReference(const std::vector<std::string>& command, const std::string& dir) {
+  const std::string log = dir + "/as-written.log";
   std::fprintf(stderr,
                "gpuscope apply: running the program as written first, to compare the results with (its "
                "output: %s; --no-verify skips this)\n",
                log.c_str());
-  Result<int> status = collector::runAsWritten(command, *dir + "/values", log, "");
-  if (status) setenv("GPUSCOPE_VALUES_REF", (*dir + "/values").c_str(), 1);
+  Result<int> status = collector::runAsWritten(command, dir + "/values", log, "");
+  if (status) setenv("GPUSCOPE_VALUES_REF", (dir + "/values").c_str(), 1);
   return status;
 }
 
@@ -107,12 +109,17 @@ int runApply(const ParsedArgs& args) {
     return reportError("apply",
                        Status(ErrorKind::kUsage, options.output + ": already exists (use --force to overwrite)"));
   }
+  const double budget_s = std::strtod(args.get("search-budget").value_or("600").c_str(), nullptr);
   std::optional<int> reference;
+  std::string work_dir;
   if (!args.has("no-verify")) {
     if (std::optional<std::string> why = cannotStart(command.front())) {
       return reportError("apply", Status(ErrorKind::kNotFound, *why));
     }
-    Result<int> status = runReference(command);
+    Result<std::string> dir = makeWorkDir();
+    if (!dir) return reportError("apply", dir.status());
+    work_dir = *dir;
+    Result<int> status = runReference(command, work_dir);
     if (!status) return reportError("apply", status.status());
     if (WIFSIGNALED(*status)) {  // stopped (Ctrl-C, a scheduler's kill): the run with the plan is not started
       std::fprintf(stderr, "gpuscope apply: the run as written ended on signal %d; the plan was not run\n",
@@ -125,9 +132,19 @@ int runApply(const ParsedArgs& args) {
     if (reference) sayHowItEnded(*reference, status);
   };
   if (args.has("record")) return recordAndReport(options, args.has("quiet"), at_end);
+  const std::string outcome_dir = work_dir + "/outcome";
+  std::error_code ec;
+  if (reference && std::filesystem::create_directory(outcome_dir, ec)) {
+    setenv("GPUSCOPE_APPLY_OUTCOME", outcome_dir.c_str(), 1);
+  }
   Result<int> status = collector::runWithPlan(command, plan, "");
   if (!status) return reportError("apply", status.status());
   at_end(*status);
+  if (reference && budget_s > 0) {
+    const int as_written = collector::exitCodeOf(*reference);
+    const std::string why = whyFailed(readOutcome(outcome_dir), collector::exitCodeOf(*status), as_written);
+    if (!why.empty()) searchFixByFix(command, plan, work_dir, as_written, why, budget_s);
+  }
   collector::exitLike(*status);
 }
 
@@ -157,7 +174,11 @@ const Command& applyCommand() {
       "model's 8th call, 11th with --no-verify or --record; GPUSCOPE_APPLY_CHECK=0: no check), or, in a\n"
       "single process, at the first later window of 10 steps whose mean loss differs. --record records the\n"
       "run with the plan as `gpuscope record --torch` would; compare with the first recording using\n"
-      "`gpuscope diff`.",
+      "`gpuscope diff`.\n"
+      "When the plan as a whole fails (a fix rolled back, results that differ, another exit code), PROGRAM\n"
+      "runs again with one finding's fixes at a time, in the plan's order, each on top of those that passed,\n"
+      "for up to --search-budget seconds; the fixes that passed are written beside the plan as\n"
+      "PLAN.verified.json, each with what its run said of it, and what was dropped is said with why.",
       kOptions,
       runApply};
   return command;

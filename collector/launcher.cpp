@@ -241,15 +241,32 @@ Status execWithPlan(const std::vector<std::string>& command, const std::string& 
                 "cannot run '" + command.front() + "': " + std::strerror(errno));
 }
 
-Result<int> runWithPlan(const std::vector<std::string>& command, const std::string& plan,
-                        const std::string& python_dir) {
+namespace {
+
+// In a child just forked: its output to the open file OUT, its input /dev/null (the run with the plan's).
+void outputTo(int out) {
+  const int nothing = open("/dev/null", O_RDONLY);
+  if (nothing >= 0) dup2(nothing, STDIN_FILENO);
+  dup2(out, STDOUT_FILENO);
+  dup2(out, STDERR_FILENO);
+}
+
+}  // namespace
+
+Result<int> runWithPlan(const std::vector<std::string>& command, const std::string& plan, const std::string& python_dir,
+                        const std::string& log) {
   Result<std::string> dir = bridgeFor(command, python_dir);
   if (!dir) return dir.status();
-  return runChild([&] {
+  const int out = log.empty() ? -1 : open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (!log.empty() && out < 0) return Status(ErrorKind::kIo, log + ": cannot write: " + std::strerror(errno));
+  Result<int> status = runChild([&] {
+    if (out >= 0) outputTo(out);
     addPythonBridge(*dir, "apply", plan);
     execCommand(command);
     cannotRun("apply", command.front());
   });
+  if (out >= 0) close(out);
+  return status;
 }
 
 Result<int> runAsWritten(const std::vector<std::string>& command, const std::string& values_dir, const std::string& log,
@@ -259,10 +276,7 @@ Result<int> runAsWritten(const std::vector<std::string>& command, const std::str
   const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (out < 0) return Status(ErrorKind::kIo, log + ": cannot write: " + std::strerror(errno));
   Result<int> status = runChild([&] {
-    const int nothing = open("/dev/null", O_RDONLY);
-    if (nothing >= 0) dup2(nothing, STDIN_FILENO);  // its input is the run with the plan's
-    dup2(out, STDOUT_FILENO);
-    dup2(out, STDERR_FILENO);
+    outputTo(out);
     addPythonBridge(*dir, "values", "");
     unsetenv("GPUSCOPE_PLAN");
     setenv("GPUSCOPE_VALUES_OUT", values_dir.c_str(), 1);

@@ -51,9 +51,10 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options);
 // Returns only when the program cannot be started.
 Status execWithPlan(const std::vector<std::string>& command, const std::string& plan, const std::string& python_dir);
 
-// `gpuscope apply` with its results checked: the same, in a child process; returns its wait status.
-Result<int> runWithPlan(const std::vector<std::string>& command, const std::string& plan,
-                        const std::string& python_dir);
+// `gpuscope apply` with its results checked: the same, in a child process; returns its wait status. With a log,
+// the program's output goes there and its input is /dev/null (the search fix by fix runs it again unseen).
+Result<int> runWithPlan(const std::vector<std::string>& command, const std::string& plan, const std::string& python_dir,
+                        const std::string& log = "");
 // `gpuscope apply`'s run as written, before the run with the plan: the program with the PyTorch bridge noting
 // the values it computes (losses, the models' first outputs) into values_dir, its output into log and its
 // input from /dev/null (what it reads is the run with the plan's); returns its wait status.

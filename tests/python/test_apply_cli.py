@@ -2,6 +2,8 @@
 from CMake through tests/python/run): the program's output and exit status are its own, and stderr says
 what was applied."""
 
+import json
+import pathlib
 import re
 import tempfile
 import unittest
@@ -74,6 +76,47 @@ class ApplyCommand(unittest.TestCase):
         self.assertEqual(result.returncode, 1)
         self.assertEqual(result.stdout, "")  # the program did not run
         self.assertIn("not a gpuscope plan", result.stderr)
+
+
+@unittest.skipUnless(support.CLI, "no gpuscope CLI given (tests/python/run VENV GPUSCOPE)")
+class FixByFix(unittest.TestCase):
+    """A plan that fails as a whole is tried again one finding's fixes at a time: the compile fails (no working C++
+    compiler for inductor on this CPU) and is rolled back, the fused optimizer passes on its own and is written as
+    the verified plan."""
+
+    FIXES = [{"kind": "fusion", "rule": "fusable_chains"},
+             {"kind": "optimizer", "setting": "fused", "rule": "unfused_optimizer"}]
+
+    def apply(self, tmp, *options):
+        plan = support.write_plan(tmp, self.FIXES)
+        result = support.run_program("gradients.py", f"{tmp}/out.pt", "--model", "transformer",
+                                     prefix=(support.CLI, "apply", "--plan", plan, *options, "--"),
+                                     extra_env={"CXX": "/bin/false"})
+        return result, support.bridge_lines(result.stderr)
+
+    def test_the_fixes_that_pass_alone_are_written_as_a_verified_plan(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            result, lines = self.apply(tmp)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            search = [line for line in lines if "fix by fix" in line]
+            self.assertRegex(search[0], r"the plan as a whole failed \(fusion-1 rolled back: InductorError")
+            self.assertRegex(search[1], r"dropped fusable_chains \(fusion-1\): fusion-1 rolled back: InductorError")
+            self.assertRegex(search[2], r"kept unfused_optimizer \(optimizer-2\): applied: Adam, AdamW and SGD")
+            self.assertRegex(search[3], r"wrote \S+/plan.verified.json: 1 of the plan's 2 fixes")
+            verified = json.loads(pathlib.Path(tmp, "plan.verified.json").read_text())
+            self.assertEqual([f["id"] for f in verified["fixes"]], ["optimizer-2"])
+            self.assertRegex(verified["fixes"][0]["verified"], r"^applied: ")
+            again = support.run_program("gradients.py", f"{tmp}/again.pt", "--model", "transformer",
+                                        prefix=(support.CLI, "apply", "--plan", f"{tmp}/plan.verified.json", "--"))
+            self.assertEqual(again.returncode, 0, again.stderr)
+            self.assertFalse(any("fix by fix" in line for line in support.bridge_lines(again.stderr)))
+
+    def test_no_budget_no_search(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            result, lines = self.apply(tmp, "--search-budget", "0")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertFalse(any("fix by fix" in line for line in lines), lines)
+            self.assertFalse(pathlib.Path(tmp, "plan.verified.json").exists())
 
 
 if __name__ == "__main__":

@@ -74,6 +74,7 @@ _hooks = []  # the global module hooks, removed once nothing needs them (each co
 _needs_hooks = set()  # kinds of model fix that need the global hooks while in force (see _Check._finish)
 _optimizer_steps = [0]  # optimizer steps taken so far by any torch.optim optimizer, counted where graphs may be used
 _step_hooks = []  # the global optimizer step hook that counts them
+_notes = {}  # fix id -> the last thing said of it, for the outcome file (GPUSCOPE_APPLY_OUTCOME)
 _recorded_step_s = [0.0]  # the step the plan measured on the recording, in seconds (0: none)
 _plan_slower = [1.0]  # the plan's predicted step over the one it measured, where above 1 (see _slower_than_said)
 _module_calls = [0]  # module calls the global hooks have seen, outside compiled code
@@ -88,6 +89,8 @@ _CHECKING = os.environ.get("GPUSCOPE_APPLY_CHECK", "1") != "0"  # 0: no timing c
 
 
 def install(plan_path):
+    if os.environ.get("GPUSCOPE_APPLY_OUTCOME"):
+        atexit.register(_write_outcome)  # first registered, last run: after the results are said
     try:
         with open(plan_path) as f:
             plan = json.load(f)
@@ -129,6 +132,19 @@ def _wait_for_model(kind, fix):
     return "waiting for the model's first forward"
 
 
+def _write_outcome():
+    """What this process said of each fix and of its results, for `gpuscope apply`'s search fix by fix:
+    GPUSCOPE_APPLY_OUTCOME/outcome-PID.json. Nothing from a process that said nothing (torchrun's launcher)."""
+    if not _notes and not verify.said:
+        return
+    path = os.path.join(os.environ["GPUSCOPE_APPLY_OUTCOME"], f"outcome-{os.getpid()}.json")
+    try:
+        with open(path, "w") as f:
+            json.dump({"fixes": _notes, "results": verify.said[-1] if verify.said else ""}, f)
+    except OSError as error:
+        warn(f"apply: cannot write {path}: {error}")
+
+
 def _report_never_applied():
     if "torch.distributed.run" in sys.modules and not torch.cuda.is_initialized():
         return  # torchrun's launcher: its workers run the model and say what they applied
@@ -139,6 +155,7 @@ def _report_never_applied():
 
 
 def _report(fix, note):
+    _notes[fix.get("id", "?")] = note
     sys.stderr.write(f"gpuscope apply: {fix.get('id', '?')} ({fix.get('kind', '?')}): {note}\n")
 
 

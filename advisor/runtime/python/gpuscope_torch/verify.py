@@ -190,6 +190,9 @@ def _stop_watching():
         values.loss_listeners.remove(_on_loss)
 
 
+said = []  # the run's verdict on its results, as said at exit (apply's outcome file reads it)
+
+
 def _say_at_exit(kinds):
     """The whole run's values against the run as written's, in one line; nothing from a process that ran no
     model (torchrun's launcher, a data loader's worker)."""
@@ -201,4 +204,5 @@ def _say_at_exit(kinds):
                          "process (it failed, or ran no model)\n")
         return
     problem, words = verdict(kinds, mine)
-    sys.stderr.write(f"gpuscope apply: results differ: {problem}\n" if problem else f"gpuscope apply: {words}\n")
+    said.append(f"results differ: {problem}" if problem else words)
+    sys.stderr.write(f"gpuscope apply: {said[-1]}\n")
