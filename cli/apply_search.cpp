@@ -18,6 +18,14 @@ namespace {
 
 bool startsWith(const std::string& text, std::string_view prefix) { return text.rfind(prefix, 0) == 0; }
 
+// Which of two processes' notes on a fix stands: a roll-back anywhere, then a fix made ("applied", "checked",
+// "not checked"), then what a process that made none said ("not applied", "waiting").
+int weight(const std::string& note) {
+  if (startsWith(note, "rolled back")) return 3;
+  if (startsWith(note, "applied") || startsWith(note, "checked") || startsWith(note, "not checked")) return 2;
+  return 1;
+}
+
 // The plan's fixes by the finding that proposed them, in the plan's order: what one try adds.
 std::vector<std::vector<plan::Fix>> byFinding(const std::vector<plan::Fix>& fixes) {
   std::vector<std::vector<plan::Fix>> groups;
@@ -54,7 +62,7 @@ std::pair<RunOutcome, std::string> tryFixes(const std::vector<std::string>& comm
 // the results.
 std::string saidOf(const RunOutcome& outcome, const std::vector<plan::Fix>& group) {
   auto it = outcome.notes.find(group.front().id);
-  std::string said = it == outcome.notes.end() ? "applied" : it->second;
+  std::string said = it == outcome.notes.end() ? "not applied: the program said nothing of it" : it->second;
   return outcome.results.empty() ? said : said + "; " + outcome.results.front();
 }
 
@@ -71,7 +79,7 @@ RunOutcome readOutcome(const std::string& dir) {
       for (const auto& [id, note] : j["fixes"].items()) {
         if (!note.is_string()) continue;
         std::string& mine = out.notes[id];
-        if (mine.empty() || !startsWith(mine, "rolled back")) mine = note.get<std::string>();
+        if (mine.empty() || weight(note.get<std::string>()) > weight(mine)) mine = note.get<std::string>();
       }
     }
     if (j.contains("results") && j["results"].is_string() && !j["results"].get<std::string>().empty()) {
@@ -128,6 +136,10 @@ void searchFixByFix(const std::vector<std::string>& command, const std::string& 
       continue;
     }
     const std::string said = saidOf(outcome, groups[g]);
+    if (weight(said) < 2) {  // it passed without being made: nothing to keep
+      std::fprintf(stderr, "gpuscope apply: fix by fix: dropped %s: %s\n", namesOf(groups[g]).c_str(), said.c_str());
+      continue;
+    }
     std::fprintf(stderr, "gpuscope apply: fix by fix: kept %s: %s\n", namesOf(groups[g]).c_str(), said.c_str());
     for (plan::Fix fix : groups[g]) {
       fix.params.push_back({"verified", said});

@@ -16,7 +16,7 @@ struct RunOutcome {
   std::vector<std::string> results;          // each process's verdict on its results ("results differ: …")
 };
 
-// Reads every process's outcome file in DIR; a note of "rolled back" from any process wins over the others'.
+// Reads every process's outcome file in DIR; of the processes' notes on a fix, a roll-back wins, then a fix made.
 RunOutcome readOutcome(const std::string& dir);
 
 // Why a run failed, in words, or "" when it did not: a fix rolled back, results that differ, an exit code other

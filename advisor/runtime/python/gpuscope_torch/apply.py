@@ -134,8 +134,9 @@ def _wait_for_model(kind, fix):
 
 def _write_outcome():
     """What this process said of each fix and of its results, for `gpuscope apply`'s search fix by fix:
-    GPUSCOPE_APPLY_OUTCOME/outcome-PID.json. Nothing from a process that said nothing (torchrun's launcher)."""
-    if not _notes and not verify.said:
+    GPUSCOPE_APPLY_OUTCOME/outcome-PID.json. Nothing from a process that ran no model and compared no results:
+    torchrun's launcher, inductor's compile workers (which load the bridge too, and would say "not applied")."""
+    if not _roots and not verify.said:
         return
     path = os.path.join(os.environ["GPUSCOPE_APPLY_OUTCOME"], f"outcome-{os.getpid()}.json")
     try:
