@@ -22,8 +22,8 @@ What counts (bench/corpus/README.md has the truth files' keys):
   harmed       `apply` changed the exit code, ran more than 5 % slower than the plain run by the program's
                clock (than the slowest of its plain runs, where a short program ran plain several times:
                two processes of one small host-bound program differ by up to 1.75x; a plan predicted to
-               cost time, a memory plan's checkpointing, more than 15 % slower than it said), or kept a fix while
-               saying the results differ from the run as written
+               cost time, a memory plan's checkpointing, more than 15 % slower than it said), or ended with
+               results that differ from the run as written (a fix kept, or rolled back too late)
   results      what `apply` said of the results against the run as written: verified (within the stated
                tolerance), differ, or not compared
   over 100 %   any share of a step above 100 % printed in any finding
@@ -158,7 +158,7 @@ def judge_apply(case, plan, advice, after):
     results = next((line for line in said if line.startswith("results")), "")
     verdict = ("verified" if results.startswith("results as the run as written") else
                "differ" if results.startswith("results differ") else "not compared" if results else "–")
-    if verdict == "differ" and applied:
+    if verdict == "differ":  # kept, or rolled back after the steps under the fix had changed them
         harm.append(results)
     outcome = "rolled_back" if rolled else "applied" if applied else "none"
     ran = "apply" in runs or ("plain" in runs and not case.get("plan_fixes") and "plan_fixes" in case)
