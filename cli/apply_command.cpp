@@ -140,7 +140,7 @@ int runApply(const ParsedArgs& args) {
   Result<int> status = collector::runWithPlan(command, plan, "");
   if (!status) return reportError("apply", status.status());
   at_end(*status);
-  if (reference && budget_s > 0) {
+  if (reference && budget_s > 0 && !stoppedFromOutside(*status)) {
     const int as_written = collector::exitCodeOf(*reference);
     const std::string why = whyFailed(readOutcome(outcome_dir), collector::exitCodeOf(*status), as_written);
     if (!why.empty()) searchFixByFix(command, plan, work_dir, as_written, why, budget_s);

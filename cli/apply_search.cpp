@@ -1,6 +1,9 @@
 #include "cli/apply_search.h"
 
+#include <sys/wait.h>
+
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -45,17 +48,24 @@ std::string namesOf(const std::vector<plan::Fix>& group) {
   return out + ")";
 }
 
-// One run with FIXES; returns what it said of them, and why it failed ("" when it did not).
-std::pair<RunOutcome, std::string> tryFixes(const std::vector<std::string>& command, plan::Plan subset,
-                                            const std::string& dir, int exit_code_as_written) {
+struct Try {
+  RunOutcome outcome;
+  std::string failed;    // why it failed, "" when it did not
+  bool stopped = false;  // stopped from outside: the search ends
+};
+
+// One run with FIXES: what it said of them, and why it failed.
+Try tryFixes(const std::vector<std::string>& command, plan::Plan subset, const std::string& dir,
+             int exit_code_as_written) {
   fs::create_directories(dir + "/outcome");
   const std::string path = dir + "/plan.json";
   if (Status written = plan::writePlan(subset, path, true); !written) return {{}, written.message()};
   setenv("GPUSCOPE_APPLY_OUTCOME", (dir + "/outcome").c_str(), 1);
   Result<int> status = collector::runWithPlan(command, path, "", dir + "/output.log");
   if (!status) return {{}, status.status().message()};
-  RunOutcome outcome = readOutcome(dir + "/outcome");
-  return {outcome, whyFailed(outcome, collector::exitCodeOf(*status), exit_code_as_written)};
+  Try t{readOutcome(dir + "/outcome"), "", stoppedFromOutside(*status)};
+  t.failed = whyFailed(t.outcome, collector::exitCodeOf(*status), exit_code_as_written);
+  return t;
 }
 
 // What the try said of a group it kept: its first fix's note (one change stands for the group's fixes), and of
@@ -67,6 +77,12 @@ std::string saidOf(const RunOutcome& outcome, const std::vector<plan::Fix>& grou
 }
 
 }  // namespace
+
+bool stoppedFromOutside(int wait_status) {
+  if (!WIFSIGNALED(wait_status)) return false;
+  const int sig = WTERMSIG(wait_status);
+  return sig == SIGINT || sig == SIGTERM || sig == SIGKILL || sig == SIGHUP || sig == SIGQUIT;
+}
 
 RunOutcome readOutcome(const std::string& dir) {
   RunOutcome out;
@@ -129,8 +145,13 @@ void searchFixByFix(const std::vector<std::string>& command, const std::string& 
     }
     plan::Plan subset = verified;
     subset.fixes.insert(subset.fixes.end(), groups[g].begin(), groups[g].end());
-    const auto [outcome, failed] =
+    const auto [outcome, failed, stopped] =
         tryFixes(command, subset, work_dir + "/try-" + std::to_string(g + 1), exit_code_as_written);
+    if (stopped) {
+      std::fprintf(stderr, "gpuscope apply: fix by fix: stopped from outside while trying %s: no verified plan\n",
+                   namesOf(groups[g]).c_str());
+      return;
+    }
     if (!failed.empty()) {
       std::fprintf(stderr, "gpuscope apply: fix by fix: dropped %s: %s\n", namesOf(groups[g]).c_str(), failed.c_str());
       continue;

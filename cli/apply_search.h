@@ -23,6 +23,10 @@ RunOutcome readOutcome(const std::string& dir);
 // than the run as written's.
 std::string whyFailed(const RunOutcome& outcome, int exit_code, int exit_code_as_written);
 
+// Whether a run was stopped from outside (Ctrl-C, a scheduler's SIGTERM or SIGKILL, a closed terminal): no search
+// follows such a run, and one stops at it.
+bool stoppedFromOutside(int wait_status);
+
 // The search, after a run with the plan that failed for WHY; says on stderr what it kept, what it dropped and why.
 // Each run's output goes to WORK_DIR; the verified plan to PLAN's name with ".verified.json".
 void searchFixByFix(const std::vector<std::string>& command, const std::string& plan, const std::string& work_dir,

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <fstream>
 
 #include "tests/support/sample_trace.h"
@@ -40,6 +41,15 @@ TEST(ApplySearch, ARunFailsOnAnotherExitCodeOrResultsThatDiffer) {
   outcome.results = {"results differ: the mean loss of steps 11-20 differs by 102 %"};
   EXPECT_EQ(whyFailed(outcome, 0, 0), "results differ: the mean loss of steps 11-20 differs by 102 %");
   EXPECT_EQ(whyFailed(readOutcome("/nonexistent/gpuscope-outcome"), 0, 0), "");
+}
+
+// Ctrl-C or a scheduler's kill ends the program: no search follows. A crash is the plan's failure: one does.
+TEST(ApplySearch, ARunStoppedFromOutsideIsNoFailureToSearch) {
+  EXPECT_TRUE(stoppedFromOutside(SIGINT));  // a wait status of a process killed by SIGINT
+  EXPECT_TRUE(stoppedFromOutside(SIGTERM));
+  EXPECT_FALSE(stoppedFromOutside(SIGSEGV));
+  EXPECT_FALSE(stoppedFromOutside(SIGABRT));
+  EXPECT_FALSE(stoppedFromOutside(1 << 8));  // exited with code 1
 }
 
 }  // namespace
