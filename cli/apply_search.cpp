@@ -29,13 +29,15 @@ int weight(const std::string& note) {
   return 1;
 }
 
+// The finding (its rule) that proposed a fix; its kind in a plan that names none.
+const std::string& findingOf(const plan::Fix& fix) { return fix.rule.empty() ? fix.kind : fix.rule; }
+
 // The plan's fixes by the finding that proposed them, in the plan's order: what one try adds.
 std::vector<std::vector<plan::Fix>> byFinding(const std::vector<plan::Fix>& fixes) {
   std::vector<std::vector<plan::Fix>> groups;
   std::map<std::string, size_t> index;
   for (const plan::Fix& fix : fixes) {
-    const std::string key = fix.rule.empty() ? fix.kind : fix.rule;
-    auto [it, added] = index.emplace(key, groups.size());
+    auto [it, added] = index.emplace(findingOf(fix), groups.size());
     if (added) groups.emplace_back();
     groups[it->second].push_back(fix);
   }
@@ -43,7 +45,7 @@ std::vector<std::vector<plan::Fix>> byFinding(const std::vector<plan::Fix>& fixe
 }
 
 std::string namesOf(const std::vector<plan::Fix>& group) {
-  std::string out = (group.front().rule.empty() ? group.front().kind : group.front().rule) + " (";
+  std::string out = findingOf(group.front()) + " (";
   for (size_t i = 0; i < group.size(); ++i) out += (i ? ", " : "") + group[i].id;
   return out + ")";
 }
@@ -136,7 +138,6 @@ void searchFixByFix(const std::vector<std::string>& command, const std::string& 
       "the whole plan's prediction (this verified plan holds the fixes of it that passed "
       "one by one): " +
       whole->prediction_basis;
-  std::vector<std::string> kept;
   for (size_t g = 0; g < groups.size(); ++g) {
     const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (spent >= budget_s) {
@@ -166,7 +167,6 @@ void searchFixByFix(const std::vector<std::string>& command, const std::string& 
       fix.params.push_back({"verified", said});
       verified.fixes.push_back(std::move(fix));
     }
-    kept.push_back(namesOf(groups[g]));
   }
   if (verified.fixes.empty()) {
     std::fprintf(stderr, "gpuscope apply: fix by fix: no finding's fixes passed: no verified plan written\n");
