@@ -109,7 +109,8 @@ int runApply(const ParsedArgs& args) {
     return reportError("apply",
                        Status(ErrorKind::kUsage, options.output + ": already exists (use --force to overwrite)"));
   }
-  const double budget_s = std::strtod(args.get("search-budget").value_or("600").c_str(), nullptr);
+  Result<double> budget_s = seconds(args, "search-budget", 600);
+  if (!budget_s) return reportError("apply", budget_s.status());
   std::optional<int> reference;
   std::string work_dir;
   if (!args.has("no-verify")) {
@@ -140,10 +141,10 @@ int runApply(const ParsedArgs& args) {
   Result<int> status = collector::runWithPlan(command, plan, "");
   if (!status) return reportError("apply", status.status());
   at_end(*status);
-  if (reference && budget_s > 0 && !stoppedFromOutside(*status)) {
+  if (reference && *budget_s > 0 && !stoppedFromOutside(*status)) {
     const int as_written = collector::exitCodeOf(*reference);
     const std::string why = whyFailed(readOutcome(outcome_dir), collector::exitCodeOf(*status), as_written);
-    if (!why.empty()) searchFixByFix(command, plan, work_dir, as_written, why, budget_s);
+    if (!why.empty()) searchFixByFix(command, plan, work_dir, as_written, why, *budget_s);
   }
   collector::exitLike(*status);
 }

@@ -39,6 +39,8 @@ int recordAndReport(const collector::RecordOptions& options, bool quiet,
                     const std::function<void(int wait_status)>& at_end = {});
 // gpuscope-PROGRAM.gpuscope
 std::string defaultOutput(const std::string& program);
+// The option's non-negative number of seconds (ABSENT where it is not given), or a usage error naming the option.
+Result<double> seconds(const ParsedArgs& args, const char* option, double absent = 0);
 
 // Commands defined in their own files.
 const Command& adviseCommand();

@@ -52,10 +52,11 @@ Result<std::string> traceList(const ParsedArgs& args) {
   return list;
 }
 
-// A non-negative number of seconds, or a usage error naming the option.
-Result<double> seconds(const ParsedArgs& args, const char* option) {
+}  // namespace
+
+Result<double> seconds(const ParsedArgs& args, const char* option, double absent) {
   const auto text = args.get(option);
-  if (!text) return 0.0;
+  if (!text) return absent;
   char* end = nullptr;
   const double value = std::strtod(text->c_str(), &end);
   if (text->empty() || *end != '\0' || !(value >= 0) || value > 1e7) {
@@ -63,8 +64,6 @@ Result<double> seconds(const ParsedArgs& args, const char* option) {
   }
   return value;
 }
-
-}  // namespace
 
 std::string defaultOutput(const std::string& program) {
   return "gpuscope-" + std::filesystem::path(program).filename().string() + ".gpuscope";

@@ -91,6 +91,12 @@ TEST(Cli, ApplyRunsTheProgramWithThePlan) {
   CliRun once = gpuscope({"apply", "--plan", dir.path("plan.json"), "--no-verify", "--", "sh", "-c", "exit 5"});
   EXPECT_EQ(once.status, 5);
   EXPECT_EQ(once.err.find("as written"), std::string::npos) << once.err;
+  // A budget that is no number of seconds is one usage error before the program runs.
+  CliRun budget =
+      gpuscope({"apply", "--plan", dir.path("plan.json"), "--search-budget", "soon", "--", "sh", "-c", "echo ran"});
+  EXPECT_EQ(budget.status, 2);
+  EXPECT_EQ(budget.out, "");
+  EXPECT_EQ(budget.err, "gpuscope apply: --search-budget needs a number of seconds, not 'soon'\n");
   CliRun missing = gpuscope({"apply", "--plan", dir.path("plan.json"), "--", "/no/such/program"});
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.err.find("cannot run '/no/such/program'"), std::string::npos) << missing.err;
