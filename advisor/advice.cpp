@@ -88,6 +88,10 @@ HostChanges hostChanges(const Context& c, const std::vector<const Finding*>& fin
     // A count per step, rounded: chains cut at the steps' edges make the total a few launches short of whole steps.
     h.launches_removed = c.perStep(h.launches_removed + c.step.count / 2);
   }
+  const bool channels_last = std::any_of(findings.begin(), findings.end(), [](const Finding* f) {
+    return f->id == "convolution_layout" && !f->fix.plan.empty();
+  });
+  if (channels_last) h.launches_removed += c.perStep(static_cast<int64_t>(c.layoutTransforms().size()));
   h.checkpoint = hasFix(findings, "checkpoint");
   h.autocast = hasFix(findings, "precision", "bf16_autocast");
   h.fused_optimizer = hasFix(findings, "optimizer", "fused");

@@ -247,6 +247,14 @@ bool compilerMade(std::string_view name) {
          name.rfind("fusion", 0) == 0 || name.rfind("wrapped_", 0) == 0;  // wrapped_: XLA's single-op kernels
 }
 
+// A convolution and the elementwise kernels after it. PyTorch's fix, torch.compile, calls cuDNN's convolution as
+// a kernel of its own and fuses nothing into it (its pointwise kernels still run after it); cuDNN's fused epilogue
+// (gpuscope's runtime, XLA) is what folds them.
+bool convolutionEpilogue(const analysis::FusionPattern& p) {
+  return p.kind == analysis::FusionKind::kGemmEpilogue && !p.classes.empty() &&
+         p.classes.front() == analysis::KernelClass::kConvolution;
+}
+
 }  // namespace
 
 int64_t Context::peakDeviceCapacity() const {
@@ -341,6 +349,7 @@ std::vector<const analysis::FusionPattern*> Context::chainsToFuse() const {
   if (alreadyFused()) return out;
   for (const auto& p : chains) {
     if (std::any_of(p.kernels.begin(), p.kernels.end(), compilerMade)) continue;
+    if (convolutionEpilogue(p) && framework == Framework::kPyTorch) continue;
     if (!p.first_occurrence.empty() && trace.kernels.graph_id[p.first_occurrence.front()] != analysis::kNone) continue;
     if (!p.first_occurrence.empty() &&
         launchedInPhase(*this, p.first_occurrence.front(), {analysis::Phase::kOptimizer}))
@@ -364,6 +373,19 @@ std::vector<const analysis::FusionPattern*> Context::chainsApplyFuses() const {
            !launchedInPhase(*this, first, {Phase::kForward, Phase::kBackward});
   });
   return fused;
+}
+
+std::vector<size_t> Context::layoutTransforms() const {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < trace.kernels.size(); ++i) {
+    if (!inSteps(i) || !kindOf(i).inside_library) continue;
+    std::string name = trace.kernelName(i);
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (name.find("nchwtonhwc") != std::string::npos || name.find("nhwctonchw") != std::string::npos) {
+      out.push_back(i);
+    }
+  }
+  return out;
 }
 
 namespace {

@@ -71,7 +71,7 @@ struct HostWork {
   int64_t model_launches = 0;           // kernels launched during model_ns
   int64_t blocks_forward_ns = 0;        // the repeated blocks' forward ranges (the PyTorch bridge's module ranges)
   int64_t blocks_forward_launches = 0;  // kernels launched in them
-  int64_t forward_fp32_gemms = 0;       // fp32 GEMMs and convolutions launched in the forward phase
+  int64_t forward_fp32_gemms = 0;       // fp32 and TF32 GEMMs and convolutions launched in the forward phase
   int64_t between_ns = 0;               // from one step's host range to the next one's (loading the next batch)
   int64_t loading_ns = 0;               // of step_ns, in the PyTorch bridge's DataLoader ranges (the next batch)
   int64_t recording_ns = 0;   // taken off step_ns: the collector's own cost per launch (kRecordingCostPerLaunchNs)
@@ -148,6 +148,9 @@ struct Context {
   // with it the backward): chains the script runs around the model (its loss, metrics, the batch's preparation)
   // stay as they are. Without the model's forward and backward ranges, every one.
   std::vector<const analysis::FusionPattern*> chainsApplyFuses() const;
+  // cuDNN's layout transforms around convolutions it runs in NHWC on NCHW tensors (nchwToNhwc, nhwcToNchw) inside
+  // the steps: kernels launched and their time, summed over the steps.
+  std::vector<size_t> layoutTransforms() const;
   // Whether half the steps' kernels or more are a compiler's or replayed from CUDA graphs.
   bool alreadyFused() const;
   // Whether most steady steps launch the very same kernels with the same grids. Batches of one shape do; shapes that

@@ -170,8 +170,14 @@ HostWork measureHostWork(const Context& c) {
   h.blocks_forward_ns = std::llround(unhooked * static_cast<double>(c.perStep(h.blocks_forward_ns)));
   h.blocks_forward_launches = c.perStep(static_cast<int64_t>(c.kernelsLaunchedIn(blocks).size()));
   const std::vector<size_t> forward = c.kernelsLaunchedIn(forwardRanges(c));
-  h.forward_fp32_gemms =
-      c.perStep(std::count_if(forward.begin(), forward.end(), [&](size_t k) { return c.kindOf(k).onCudaCores(); }));
+  // Autocast casts each fp32 weight to bf16 once per forward, TF32 convolutions' too: compiled with autocast, the
+  // ResNet-50 launched one cast kernel per convolution (H100, 2026-11-27, after `apply`).
+  h.forward_fp32_gemms = c.perStep(std::count_if(forward.begin(), forward.end(), [&](size_t k) {
+    const analysis::KernelKind& kind = c.kindOf(k);
+    return kind.onCudaCores() ||
+           ((kind.cls == analysis::KernelClass::kGemm || kind.cls == analysis::KernelClass::kConvolution) &&
+            kind.precision == analysis::Precision::kTf32);
+  }));
   if (c.dataParallel() == DataParallel::kDdp) h.ddp_parameters = parameterTensors(c);
   takeOffRecordingCost(c, h);
   return h;

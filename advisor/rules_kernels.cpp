@@ -24,6 +24,7 @@ std::optional<Finding> fp32Gemm(const Context& c);
 std::optional<Finding> gemmAlignment(const Context& c);
 std::optional<Finding> unfusedAttention(const Context& c);
 std::optional<Finding> unfusedOptimizer(const Context& c);
+std::optional<Finding> convolutionLayout(const Context& c);
 
 constexpr Rule kRules[] = {
     {.id = "fusable_chains",
@@ -94,6 +95,20 @@ constexpr Rule kRules[] = {
           "// update all parameters in one multi-tensor kernel (a list of pointers and sizes), not one per tensor"},
      .verify = "Record again: the optimizer range holds a few multi_tensor_apply kernels instead of hundreds.",
      .check = unfusedOptimizer},
+    {.id = "convolution_layout",
+     .title = "Convolutions on NCHW tensors, transposed to NHWC and back by cuDNN",
+     .reads = "cuDNN's layout-transform kernels (nchwToNhwc, nhwcToNchw) inside the steady steps",
+     .fires_when = "they take 5 % of the step or more",
+     .why = "cuDNN's tensor-core convolutions work on channels-last (NHWC) data; given NCHW tensors, cuDNN copies "
+            "every input, filter and output to NHWC and back around each convolution, a round trip through device "
+            "memory per tensor.",
+     .fix = "Keep the model's weights and its inputs in channels-last layout, so cuDNN runs its NHWC kernels "
+            "directly.",
+     .snippets = {"model = model.to(memory_format=torch.channels_last)\n"
+                  "x = x.to(memory_format=torch.channels_last)  # each batch, before the forward",
+                  "", "", "// describe tensors and filters as CUDNN_TENSOR_NHWC and store them that way"},
+     .verify = "Record again: `gpuscope stats --report kernels` lists no nchwToNhwc or nhwcToNchw kernels.",
+     .check = convolutionLayout},
 };
 
 bool contains(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
@@ -442,6 +457,35 @@ std::optional<Finding> unfusedOptimizer(const Context& c) {
         "torch._foreach_* ops (one kernel for many tensors).";
   } else {
     f.fix.plan.push_back({"optimizer-1", "optimizer", f.id, {{"setting", std::string("fused")}}});
+  }
+  setSeverity(f);
+  return f;
+}
+
+// cuDNN's own transposes around a convolution it runs in NHWC. Their time is the gain: with channels-last
+// tensors the same convolution kernels run without them (the convolutions themselves counted unchanged).
+// torch.compile lays a model's convolutions out channels-last itself (Inductor's layout optimisation): compiled
+// in bf16 on an H100, the torchvision ResNet-50's 87 transposes a step were gone (2026-11-27, after `apply`).
+std::optional<Finding> convolutionLayout(const Context& c) {
+  KernelSet s;
+  for (size_t k : c.layoutTransforms()) s.add(c, k);
+  const int64_t time = c.perStep(s.time_ns);
+  if (s.count == 0 || c.shareOfStep(time) < 0.05) return std::nullopt;
+  Finding f = startFinding(c, kRules[5]);
+  f.title = "cuDNN transposes NCHW tensors to NHWC and back: " + formatDuration(time) + " " + perStepWords(c);
+  f.summary =
+      "The convolutions' tensors are NCHW; cuDNN runs its convolutions in NHWC and converts each tensor "
+      "before and after.";
+  f.evidence.push_back({perStepCount(c, s.count) + " layout transforms " + perStepWords(c) + ", " +
+                            formatDuration(time) + " (" + formatShare(c.shareOfStep(time)) + " of the step), " +
+                            join(s.names),
+                        {s.firstRef(c, "first layout transform")}});
+  f.gain = timeGain(c, time,
+                    "the layout transforms' time, which channels-last tensors do not need; the convolutions and "
+                    "other kernels counted as they ran");
+  if (c.framework == Framework::kPyTorch && c.modelRan()) {
+    f.fix.summary += " torch.compile does it for the convolutions it compiles, with no code change.";
+    f.fix.plan.push_back({"layout-1", "fusion", f.id, {}});  // the one torch.compile of the model
   }
   setSeverity(f);
   return f;

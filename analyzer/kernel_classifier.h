@@ -28,6 +28,9 @@ enum class Precision { kUnknown, kFp64, kFp32, kTf32, kBf16, kFp16, kFp8, kInt8 
 struct KernelKind {
   KernelClass cls = KernelClass::kOther;
   Precision precision = Precision::kUnknown;
+  // A step inside one library call (cuDNN's layout transforms around its NHWC convolution kernels): the library
+  // runs it for its own algorithm, so no compiler or plan outside the library fuses it away.
+  bool inside_library = false;
   // A GEMM or convolution in full fp32: FFMA/SIMT kernels, off the tensor cores.
   bool onCudaCores() const {
     return (cls == KernelClass::kGemm || cls == KernelClass::kConvolution) && precision == Precision::kFp32;
@@ -38,7 +41,7 @@ struct KernelKind {
   }
   // Work a fused kernel absorbs: the memory-bound classes and copy kernels (dtype casts, concatenations,
   // transposes), which a compiler folds into the loads and stores around them.
-  bool fusable() const { return memoryBound() || cls == KernelClass::kCopy; }
+  bool fusable() const { return !inside_library && (memoryBound() || cls == KernelClass::kCopy); }
 };
 
 KernelKind classifyKernel(std::string_view name);

@@ -184,7 +184,9 @@ def load_case(case_dir):
 
 
 def fix_set(plan):
-    return sorted((f.get("kind", ""), str(f.get("setting", ""))) for f in (plan or {}).get("fixes", []))
+    """What a plan changes: its fixes' kinds and settings, each once (the PyTorch bridge runs one torch.compile for
+    every fusion, padding and graph fix)."""
+    return sorted({(f.get("kind", ""), str(f.get("setting", ""))) for f in (plan or {}).get("fixes", [])})
 
 
 def plan_scored(case_dir):

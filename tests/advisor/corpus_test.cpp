@@ -212,5 +212,26 @@ TEST(CorpusHookFree, CheckpointingLowersThePeakOfHookFreeSteps) {
   EXPECT_LT(memory.plan_predicted.peak_memory_bytes, peak * 3 / 4);
 }
 
+// The ResNet-50 (NCHW, fp32) trains with cuDNN's NHWC kernels, which it feeds through layout transforms: those are
+// named, with channels-last as the fix (torch.compile's, in the plan), and neither they nor a convolution's
+// epilogue count as chains torch.compile fuses (it calls cuDNN's convolutions as kernels of their own).
+TEST(CorpusHookFree, ConvolutionLayoutIsCuDnnsAndNotTheCompilers) {
+  const fs::path dir = GPUSCOPE_HOOK_FREE_TRACES;
+  Result<analysis::TraceData> data = analysis::loadTrace((dir / "tv_resnet50_fp32_train.gpuscope").string());
+  ASSERT_TRUE(data);
+  const Context c = buildContext(*data);
+  const Advice a = advise(c);
+  const Finding* layout = a.find("convolution_layout");
+  ASSERT_TRUE(layout);
+  EXPECT_GT(layout->gain.share_of_step, 0.05);
+  ASSERT_EQ(layout->fix.plan.size(), 1u);  // torch.compile lays the convolutions out channels-last itself
+  EXPECT_EQ(layout->fix.plan[0].kind, "fusion");
+  EXPECT_NE(layout->fix.snippet.find("channels_last"), std::string::npos);
+  for (const analysis::FusionPattern* p : c.chainsToFuse()) {
+    EXPECT_NE(p->classes.front(), analysis::KernelClass::kConvolution) << p->kernels.front();
+    for (const std::string& kernel : p->kernels) EXPECT_EQ(kernel.find("nchwToNhwc"), std::string::npos) << kernel;
+  }
+}
+
 }  // namespace
 }  // namespace gpuscope::advisor

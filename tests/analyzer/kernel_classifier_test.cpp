@@ -158,6 +158,15 @@ TEST(KernelClassifier, OnlyMemoryBoundClassesAreFusionCandidates) {
   EXPECT_TRUE(classifyKernel("void at::native::vectorized_layer_norm_kernel<float>(int)").memoryBound());
   EXPECT_FALSE(classifyKernel("nvjet_sm90_tst_64x32_64x16_1x2_h_bz_NTT").memoryBound());
   EXPECT_FALSE(classifyKernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL").memoryBound());
+  // A copy a program launches is folded into the kernels around it; cuDNN's transposes inside its convolution
+  // call are the library's own, which nothing outside it fuses.
+  EXPECT_TRUE(classifyKernel("void at::native::elementwise_kernel<direct_copy_kernel_cuda>(int)").fusable());
+  const KernelKind transpose = classifyKernel(
+      "void cudnn::engines_precompiled::nhwcToNchwKernel<float, float, float, true, false, (cudnnKernelDataType_t)0>("
+      "cudnn::engines_precompiled::nhwc2nchw_params_t<float>, float const*, float*)");
+  EXPECT_EQ(transpose.cls, KernelClass::kCopy);
+  EXPECT_TRUE(transpose.inside_library);
+  EXPECT_FALSE(transpose.fusable());
 }
 
 TEST(KernelClassifier, EmptyAndOddNamesAreOther) {
