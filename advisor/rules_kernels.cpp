@@ -467,6 +467,7 @@ std::optional<Finding> unfusedOptimizer(const Context& c) {
 // torch.compile lays a model's convolutions out channels-last itself (Inductor's layout optimisation): compiled
 // in bf16 on an H100, the torchvision ResNet-50's 87 transposes a step were gone (2026-11-27, after `apply`).
 std::optional<Finding> convolutionLayout(const Context& c) {
+  if (c.framework == Framework::kJax) return std::nullopt;  // XLA lays its tensors out itself: nothing to change
   KernelSet s;
   for (size_t k : c.layoutTransforms()) s.add(c, k);
   const int64_t time = c.perStep(s.time_ns);
