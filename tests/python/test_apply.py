@@ -350,6 +350,28 @@ class Checked(PlanCase):
         self.assertRegex(lines[2], r"fusion-1 \(fusion\): rolled back: (recompiling or stalled: two calls in a row|"
                                    r"slower: Scorer.forward took [\d.]+ ms per call with the fixes \(calls 5-7\))")
 
+    def test_a_forward_that_compiles_again_after_the_check_is_rolled_back(self):
+        # One length through the check (calls 5-10), so the compile is kept; a new length from call 15 on.
+        plain = support.run_ok(self, "changes_later.py", "shapes", extra_env=self.CHECK)
+        applied = support.run_ok(self, "changes_later.py", "shapes", plan=self.plan({"kind": "fusion"}),
+                                 extra_env=self.CHECK)
+        self.assertEqual(applied.stdout.split(",")[0], plain.stdout.split(",")[0])  # every batch smoothed
+        lines = support.bridge_lines(applied.stderr)
+        self.assertRegex(lines[-2], r"fusion-1 \(fusion\): checked: Smoother.forward took")
+        self.assertIn("fusion-1 (fusion): rolled back: compiling again after the check: 4 compilations since it "
+                      "ended at call 11", lines[-1])
+
+    def test_calls_far_slower_than_the_recorded_step_after_the_check_roll_the_compile_back(self):
+        # 20 ms a step on the recording; from call 15 on, 100 ms from one call to the next.
+        plan = support.write_plan(self.tmp, [{"kind": "fusion"}], step_time_ns=20_000_000)
+        applied = support.run_ok(self, "changes_later.py", "pauses", plan=plan, extra_env=self.CHECK)
+        self.assertIn("smoothed 40 batches", applied.stdout)
+        lines = support.bridge_lines(applied.stderr)
+        self.assertRegex(lines[-2], r"fusion-1 \(fusion\): checked: Smoother.forward took")
+        self.assertRegex(lines[-1], r"fusion-1 \(fusion\): rolled back: slower after the check: 1\d\d\.\d+ ms from "
+                                    r"one call to the next at the median of calls 12-32, against a step of 20.000 ms "
+                                    r"on the recording")
+
     def test_the_windows_take_off_what_gpuscopes_module_hooks_cost(self):
         # Autocast keeps every module call going through the hooks, so every one of them is counted.
         plan = self.plan({"kind": "precision", "setting": "bf16_autocast"})

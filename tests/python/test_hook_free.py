@@ -99,6 +99,28 @@ class GradientAccumulation(unittest.TestCase):
         self.assertIn(["push", "Net.blocks.0 (forward)"], steps[1])
 
 
+class CompiledModel(unittest.TestCase):
+    """A model the script compiled: the compiler would trace the module hooks in and guard on them, so they go at
+    its first call, before it compiles; removed later, they would make it compile again inside the timed steps."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.out, cls.result = run("3", "--compiled")
+        cls.plain, cls.plain_result = run("3", "--compiled", "--no-bridge")
+        cls.steps = split(cls.out["events"], "step")
+
+    def test_hooks_go_at_the_first_call(self):
+        self.assertEqual(nvtx_calls(self.steps[0])[:2], [["nvtx mark", MARK], ["push", "OptimizedModule (forward)"]])
+        self.assertEqual(self.out["hooks"]["after training"], 0)
+
+    def test_it_compiles_as_often_as_without_the_bridge(self):
+        self.assertGreater(self.plain["frames_compiled"], 0)
+        self.assertEqual(self.out["frames_compiled"], self.plain["frames_compiled"])
+
+    def test_results_are_those_of_the_program_alone(self):
+        self.assertEqual(self.result.stdout, self.plain_result.stdout)
+
+
 class StepsSetting(unittest.TestCase):
     def test_all_keeps_the_hooks(self):
         out, _ = run("all")

@@ -6,8 +6,10 @@ inference outputs' sums, so that a run with the bridge can be compared with one 
 Marks in the events: ["mark", "step", N] before each training step's forward, ["mark", "infer", N] before
 each inference call.
 
-Usage: hook_free_steps.py OUT STEPS [--no-bridge] [--inference-only] [--accumulate N]
-(--accumulate: N forwards and backwards per optimizer step, as gradient accumulation does)
+Usage: hook_free_steps.py OUT STEPS [--no-bridge] [--inference-only] [--accumulate N] [--compiled]
+(--accumulate: N forwards and backwards per optimizer step, as gradient accumulation does; --compiled: the model
+run through torch.compile (its eager backend: dynamo traces and guards as ever, with no code generated), and the
+frames dynamo compiled written too)
 """
 
 import argparse
@@ -31,12 +33,15 @@ def main():
     parser.add_argument("--no-bridge", action="store_true")
     parser.add_argument("--inference-only", action="store_true")
     parser.add_argument("--accumulate", type=int, default=1)
+    parser.add_argument("--compiled", action="store_true")
     args = parser.parse_args()
 
     torch.manual_seed(0)
     model = models.label(models.Net())
     x, target = torch.randn(4, 8), torch.randn(4, 4)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    if args.compiled:
+        model = torch.compile(model, backend="eager")
     nvtx_spy.install()
     if not args.no_bridge:
         from gpuscope_torch import annotate
@@ -58,8 +63,13 @@ def main():
             nvtx_spy.mark("infer", call)
             print(f"inference {call} sum {model(x).sum().item():.9f}")
     hooks["after inference"] = global_hooks()
+    out = {"events": nvtx_spy.events, "hooks": hooks}
+    if args.compiled:
+        from torch._dynamo.utils import counters
+
+        out["frames_compiled"] = counters["frames"]["ok"]
     with open(args.out, "w") as f:
-        json.dump({"events": nvtx_spy.events, "hooks": hooks}, f)
+        json.dump(out, f)
 
 
 if __name__ == "__main__":

@@ -53,3 +53,10 @@ def _install_recording():
 
 def warn(message):
     sys.stderr.write(f"gpuscope: {message}\n")
+
+
+def compiled(module):
+    """Whether the script compiled a module: torch.compile(model) (an OptimizedModule) or model.compile()."""
+    optimized = getattr(sys.modules.get("torch._dynamo.eval_frame"), "OptimizedModule", None)
+    return (optimized is not None and isinstance(module, optimized)) or getattr(module, "_compiled_call_impl",
+                                                                               None) is not None
