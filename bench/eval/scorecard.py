@@ -96,9 +96,11 @@ def judge_prediction(case, plan, after):
     plain = statistics.median(plains) if plains else None
     predicted = (plan or {}).get("predicted", {})
     measured = (plan or {}).get("measured", {})
+    per_clock = steps_per_clock_step(case)
     out = {}
     if predicted.get("step_time_ns") and applied:
-        pred_ms, before_ms = predicted["step_time_ns"] / 1e6, measured.get("step_time_ns", 0) / 1e6
+        pred_ms = per_clock * predicted["step_time_ns"] / 1e6
+        before_ms = per_clock * measured.get("step_time_ns", 0) / 1e6
         out["step_predicted_ms"], out["step_measured_ms"] = round(pred_ms, 3), applied
         out["step_error"] = ratio(pred_ms, applied)
         predicted_change = ratio(pred_ms, before_ms) if before_ms else 0.0
@@ -110,7 +112,7 @@ def judge_prediction(case, plan, after):
     # timing-check call and no annotated step is part of (the program's clock holds both, in a short run).
     after_step = (after or {}).get("measured", {}).get("step_time_ns") if (after or {}).get("per_step") else None
     if predicted.get("step_time_ns") and after_step:
-        out["step_recorded_ms"] = round(after_step / 1e6, 3)
+        out["step_recorded_ms"] = round(per_clock * after_step / 1e6, 3)
         out["step_error_recorded"] = ratio(predicted["step_time_ns"], after_step)
     peak_after = (after or {}).get("measured", {}).get("peak_memory_bytes")
     if predicted.get("peak_memory_bytes") and peak_after:
@@ -118,6 +120,12 @@ def judge_prediction(case, plan, after):
         out["peak_measured_mib"] = round(peak_after / 2**20, 1)
         out["peak_error"] = ratio(predicted["peak_memory_bytes"], peak_after)
     return out
+
+
+def steps_per_clock_step(case):
+    """How many of the advisor's steps one step of the program's clock holds (the truth's
+    advisor_steps_per_clock_step: a generate call times 32 forwards, each of them the advisor's step); 1 else."""
+    return case.get("truth", {}).get("advisor_steps_per_clock_step", 1)
 
 
 def plain_steps(case):
@@ -225,7 +233,9 @@ def judge(folder, case_dir):
         "runs": {k: {"rc": v.get("rc"), "ms_step": v.get("ms_step")} for k, v in runs.items()},
     }
     if advice:
-        j["advisor_step_ms"] = advice["measured"]["step_time_ns"] / 1e6 if advice.get("per_step") else None
+        per_clock = steps_per_clock_step(case)
+        j["advisor_step_ms"] = (per_clock * advice["measured"]["step_time_ns"] / 1e6 if advice.get("per_step")
+                                else None)
         j["step_basis"] = advice.get("step_basis", "")
         clock = runs.get("record", {}).get("ms_step")
         j["step_vs_clock"] = ratio(j["advisor_step_ms"], clock)
