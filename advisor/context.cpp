@@ -378,12 +378,7 @@ std::vector<const analysis::FusionPattern*> Context::chainsApplyFuses() const {
 std::vector<size_t> Context::layoutTransforms() const {
   std::vector<size_t> out;
   for (size_t i = 0; i < trace.kernels.size(); ++i) {
-    if (!inSteps(i) || !kindOf(i).inside_library) continue;
-    std::string name = trace.kernelName(i);
-    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (name.find("nchwtonhwc") != std::string::npos || name.find("nhwctonchw") != std::string::npos) {
-      out.push_back(i);
-    }
+    if (inSteps(i) && kindOf(i).layout_transform) out.push_back(i);
   }
   return out;
 }

@@ -148,8 +148,8 @@ struct Context {
   // with it the backward): chains the script runs around the model (its loss, metrics, the batch's preparation)
   // stay as they are. Without the model's forward and backward ranges, every one.
   std::vector<const analysis::FusionPattern*> chainsApplyFuses() const;
-  // cuDNN's layout transforms around convolutions it runs in NHWC on NCHW tensors (nchwToNhwc, nhwcToNchw) inside
-  // the steps: kernels launched and their time, summed over the steps.
+  // The kernels inside the steps that are cuDNN's layout transforms around convolutions it runs in NHWC on NCHW
+  // tensors (KernelKind::layout_transform).
   std::vector<size_t> layoutTransforms() const;
   // Whether half the steps' kernels or more are a compiler's or replayed from CUDA graphs.
   bool alreadyFused() const;

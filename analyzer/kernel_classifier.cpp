@@ -187,6 +187,7 @@ KernelKind classifyKernel(std::string_view name) {
     if (!matched) kind.cls = classFromWords(functionName(name));
   }
   kind.inside_library = kind.cls == KernelClass::kCopy && lower.find("cudnn") != std::string::npos;
+  kind.layout_transform = kind.inside_library && containsAny(lower, {"nchwtonhwc", "nhwctonchw"});
   if (kind.cls == KernelClass::kGemm || kind.cls == KernelClass::kConvolution || kind.cls == KernelClass::kAttention) {
     kind.precision = namedPrecision(lower, kind.cls != KernelClass::kAttention);
     // cuBLAS's split-K reduction sums the partial tiles of a GEMM of any precision in fp32: its "float" says

@@ -31,6 +31,8 @@ struct KernelKind {
   // A step inside one library call (cuDNN's layout transforms around its NHWC convolution kernels): the library
   // runs it for its own algorithm, so no compiler or plan outside the library fuses it away.
   bool inside_library = false;
+  // Of those, cuDNN's layout transforms between NCHW and NHWC (nchwToNhwc, nhwcToNchw).
+  bool layout_transform = false;
   // A GEMM or convolution in full fp32: FFMA/SIMT kernels, off the tensor cores.
   bool onCudaCores() const {
     return (cls == KernelClass::kGemm || cls == KernelClass::kConvolution) && precision == Precision::kFp32;

@@ -166,6 +166,7 @@ TEST(KernelClassifier, OnlyMemoryBoundClassesAreFusionCandidates) {
       "cudnn::engines_precompiled::nhwc2nchw_params_t<float>, float const*, float*)");
   EXPECT_EQ(transpose.cls, KernelClass::kCopy);
   EXPECT_TRUE(transpose.inside_library);
+  EXPECT_TRUE(transpose.layout_transform);
   EXPECT_FALSE(transpose.fusable());
 }
 
