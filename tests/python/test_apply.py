@@ -469,6 +469,19 @@ class ResultsChecked(PlanCase):
         self.assertFalse(apply._apart(0.9, 1.0))
         self.assertFalse(apply._apart(1.2, 1.0))
 
+    def test_only_a_plan_that_says_it_costs_time_may_be_slower(self):
+        sys.path.insert(0, str(support.BRIDGE))
+        from gpuscope_torch import apply  # its functions only: nothing is installed in this process
+
+        saved = apply._plan_slower[0]
+        try:
+            apply._plan_slower[0] = 1.0  # a time plan: not slower at all
+            self.assertEqual(apply._slower_than_said(), apply._SLOWER)
+            apply._plan_slower[0] = 1.4  # a memory plan that said 40 % slower: that and 15 % more
+            self.assertAlmostEqual(apply._slower_than_said(), 1.4 * 1.15)
+        finally:
+            apply._plan_slower[0] = saved
+
     def test_a_recorded_run_times_both_windows_itself(self):
         # CUPTI's cost per launch is in the recorded run's windows alone: both are timed in it, as without a run as
         # written.

@@ -191,6 +191,33 @@ class Compare(unittest.TestCase):
         mine["models"][0][0]["inputs"] = [5.0 + 1e-7, 7.0]  # float32 rounding is the same batch
         self.assertTrue(values.same_inputs(mine["models"][0][0], ref["models"][0][0]))
 
+    def test_windows_over_other_random_batches_may_differ_by_what_the_batches_alone_set(self):
+        # Loader workers drew other random crops: each step's loss is another sample, and windows of ten such steps
+        # differ by their standard error, whatever the fixes do (16 % against a median move of 11 %: a torchvision
+        # training under its loader fix on an H100, 2026-11-27, bench/corpus/tv_loader_main_thread).
+        import random
+
+        ref_noise, my_noise = random.Random(1), random.Random(2)
+        ref = run([2.0] + [2.0 + ref_noise.gauss(0, 0.25) for _ in range(24)], [[1.0, 3.0, -1.0, 2.0]])
+        mine = run([2.0] + [2.0 + my_noise.gauss(0, 0.25) for _ in range(24)], [[1.5, 3.0, -1.0, 2.5]])
+        ref["models"][0][0]["inputs"], mine["models"][0][0]["inputs"] = [5.0, 7.0], [6.0, 7.5]
+        moves = values.median_move(ref["losses"])
+        worst, beyond, _ = values.compare(ref, mine, STRICT, (0.1, 0.05))
+        self.assertIsNone(beyond)
+        self.assertEqual(worst["basis"], "draws")
+        self.assertIn(worst["tolerance"], (values.sampling_bound(moves, 9), values.sampling_bound(moves, 10),
+                                           values.sampling_bound(moves, 5)))
+        self.assertGreater(values.sampling_bound(moves, 10), 1.8 * moves)  # 4 standard errors of two means of 10
+        # A fix that moves the loss by half is beyond it still.
+        mine["losses"] = [2.0] + [v * 1.5 for v in mine["losses"][1:]]
+        self.assertEqual(values.compare(ref, mine, STRICT, (0.1, 0.05))[1]["basis"], "draws")
+        # Handed the same batches, the windows are held to the loss's own moves, not to what sampling sets.
+        mine["models"][0][0]["inputs"] = [5.0, 7.0]
+        mine["models"][0][0]["outputs"] = [[1.0, 3.0, -1.0, 2.0]]
+        mine["losses"] = [2.0] + [v / 1.5 for v in mine["losses"][1:]]
+        worst, beyond, _ = values.compare(ref, mine, STRICT, (0.1, 0.05))
+        self.assertNotEqual((beyond or worst)["basis"], "draws")
+
     def test_nan_differs_from_a_number_but_not_from_nan(self):
         self.assertIsNone(values.compare(run([math.nan]), run([math.nan]), STRICT, STRICT)[1])
         self.assertEqual(values.compare(run([1.0]), run([math.nan]), STRICT, STRICT)[1]["difference"], math.inf)

@@ -114,6 +114,9 @@ def verdict(kinds, mine=None):
 def _why(found, first, later):
     if found["basis"] == "moves":
         return "the loss as written moves this much from one step to the next (the median change)"
+    if found["basis"] == "draws":
+        return (f"the model was handed other random batches than as written: {values.STANDARD_ERRORS} standard "
+                f"errors of two windows' mean loss, from how much the loss as written moves from one step to the next")
     return (first if found["basis"] == "start" else later)[2]
 
 
