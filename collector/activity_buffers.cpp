@@ -2,12 +2,19 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 
 namespace gpuscope::collector {
 
 namespace {
-// CUPTI requires 8-byte aligned buffers; page alignment also keeps them off shared cache lines.
-uint8_t* allocateBuffer() { return static_cast<uint8_t*>(std::aligned_alloc(4096, ActivityBuffers::kBufferBytes)); }
+// CUPTI requires 8-byte aligned buffers; page alignment also keeps them off shared cache lines. Every page is
+// touched here: a fresh buffer's pages are otherwise mapped one fault at a time while CUPTI writes records into
+// it, on the program's threads, inside their launch calls.
+uint8_t* allocateBuffer() {
+  auto* b = static_cast<uint8_t*>(std::aligned_alloc(4096, ActivityBuffers::kBufferBytes));
+  if (b) std::memset(b, 0, ActivityBuffers::kBufferBytes);
+  return b;
+}
 }  // namespace
 
 ActivityBuffers::ActivityBuffers() {
@@ -17,6 +24,28 @@ ActivityBuffers::ActivityBuffers() {
       ++allocated_;
     }
   }
+}
+
+void ActivityBuffers::keepSpares() {
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (free_.size() >= kSpares || allocated_ >= kMaxBuffers) return;
+      ++allocated_;
+    }
+    uint8_t* b = allocateBuffer();  // outside the lock: CUPTI's requests on the program's threads never wait on it
+    std::lock_guard lock(mutex_);
+    if (!b) {
+      --allocated_;
+      return;
+    }
+    free_.push_back(b);
+  }
+}
+
+size_t ActivityBuffers::freeBuffers() const {
+  std::lock_guard lock(mutex_);
+  return free_.size();
 }
 
 ActivityBuffers::~ActivityBuffers() {

@@ -21,6 +21,7 @@ class ActivityBuffers {
  public:
   static constexpr size_t kBufferBytes = 4 << 20;  // 4 MiB: about 20,000 kernel records
   static constexpr size_t kPreallocated = 8;
+  static constexpr size_t kSpares = 4;
   static constexpr size_t kMaxBuffers = 128;  // 512 MiB: beyond this CUPTI drops records, and counts them
 
   ActivityBuffers();
@@ -28,6 +29,10 @@ class ActivityBuffers {
 
   // A free buffer, or nullptr when kMaxBuffers are all in use (CUPTI then drops records).
   uint8_t* acquire();
+  // Allocates buffers (pages touched) until kSpares are free: called by the writer thread, so that acquire(), on
+  // the program's threads, seldom has to allocate.
+  void keepSpares();
+  size_t freeBuffers() const;
   void release(uint8_t* buffer);
 
   void pushCompleted(CompletedBuffer buffer);

@@ -270,6 +270,7 @@ void Collector::writerLoop() {
   auto last_commit = Clock::now();
   while (!stopping_) {
     processCompleted(50);
+    buffers_.keepSpares();
     if (sem_trywait(&signal_flush_request_) == 0) finalFlushForSignal();
     const auto now = Clock::now();
     if (flush_interval_.count() > 0 && now - last_flush >= flush_interval_) {

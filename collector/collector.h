@@ -27,17 +27,21 @@ namespace gpuscope::collector {
 
 struct CollectorOptions {
   std::string output_dir = ".";
-  bool trace_cuda = true;           // kernels, copies, sets, graphs, CUPTI overhead
-  bool trace_sync = false;          // CUPTI's synchronisation records: they slow every CUDA runtime call
-  bool trace_api = true;            // CUDA runtime and driver API calls
-  bool trace_nvtx = true;           // NVTX ranges and marks
-  bool trace_memory = true;         // allocations, frees, memory pools
-  bool latency_timestamps = true;   // queued/submitted times of kernels
-  bool all_api_calls = false;       // every runtime and driver call, not only those worth recording
-  bool per_thread_buffers = true;   // CUPTI's per-thread activity buffers (its default since CUDA 13)
-  int64_t flush_interval_ms = 100;  // how often completed records are fetched from CUPTI; 0: when buffers fill
-  int64_t device_buffer_mb = 0;     // CUPTI's per-context device buffer; 0 keeps CUPTI's default
-  bool debug = false;               // GPUSCOPE_DEBUG: say on stderr what the collector does
+  bool trace_cuda = true;          // kernels, copies, sets, graphs, CUPTI overhead
+  bool trace_sync = false;         // CUPTI's synchronisation records: they slow every CUDA runtime call
+  bool trace_api = true;           // CUDA runtime and driver API calls
+  bool trace_nvtx = true;          // NVTX ranges and marks
+  bool trace_memory = true;        // allocations, frees, memory pools
+  bool latency_timestamps = true;  // queued/submitted times of kernels
+  bool all_api_calls = false;      // every runtime and driver call, not only those worth recording
+  bool per_thread_buffers = true;  // CUPTI's per-thread activity buffers (its default since CUDA 13)
+  // How often records are fetched from CUPTI (it also hands over every buffer that fills); 0: only then. Each
+  // flush hands over the threads' partly filled buffers, which they then ask for again, about 0.45 ms each,
+  // inside their CUDA calls: 20-35 requests per thread of a 30 s PyTorch run every 100 ms, 3-5 every 1000 ms
+  // (CUPTI's overhead records, docs/benchmarks.md "CUPTI's periodic flush", H100, 2026-11-28).
+  int64_t flush_interval_ms = 1000;
+  int64_t device_buffer_mb = 0;  // CUPTI's per-context device buffer; 0 keeps CUPTI's default
+  bool debug = false;            // GPUSCOPE_DEBUG: say on stderr what the collector does
 
   static CollectorOptions fromEnvironment();
 };
@@ -109,7 +113,7 @@ class Collector {
   std::atomic<bool> failed_{false};
   std::atomic<bool> closed_{false};  // the file is finished; records arriving now are lost (and counted)
   std::atomic<int64_t> late_records_{0};
-  std::chrono::milliseconds flush_interval_{100};
+  std::chrono::milliseconds flush_interval_{1000};
   bool debug_ = false;
   std::atomic<int64_t> dropped_records_{0};
   int64_t pid_ = 0;

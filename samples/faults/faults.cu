@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   if (mode == "fork") return forkExec(argv[0]);
   if (mode == "child") return sampleResult("faults child", work(2000) == 2000, "2,000 kernels");
   if (mode == "abort" || mode == "segv" || mode == "exit") {
-    if (work(1000, 1.5) == 0) return 1;
+    if (work(1000, 2.5) == 0) return 1;
     std::printf("faults %s: work done, now ending\n", mode.c_str());
     std::fflush(stdout);
     if (mode == "abort") std::abort();
