@@ -97,6 +97,8 @@ HostChanges hostChanges(const Context& c, const std::vector<const Finding*>& fin
   h.fused_optimizer = hasFix(findings, "optimizer", "fused");
   for (const Finding* f : findings) {
     if (f->id == "input_pipeline") h.input_wait_removed_ns += f->gain.idle_ns;
+    // CuPy's staging of its host arrays is the host's own work (a NumPy copy), gone with pinned arrays.
+    if (f->id == "pageable_copies" && c.framework == Framework::kCuPy) h.input_wait_removed_ns += f->gain.idle_ns;
     if (f->id == "allocation_churn") h.allocate_once = true;
   }
   return h;

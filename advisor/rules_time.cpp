@@ -1,6 +1,7 @@
 // Where the step's time goes when the GPU is not computing: waiting for launches, for the host to
 // synchronise, for the next batch, for pageable copies.
 #include <algorithm>
+#include <iterator>
 
 #include "advisor/host_work.h"
 #include "advisor/rule.h"
@@ -105,8 +106,10 @@ constexpr Rule kRules[] = {
      .check = inputPipeline},
     {.id = "pageable_copies",
      .title = "Copies from pageable host memory",
-     .reads = "copies inside the steady steps and their host memory kind",
-     .fires_when = "copying the same bytes from pinned memory would save 2 % of the step or more",
+     .reads = "copies inside the steady steps and their host memory kind; for CuPy, the host's stretch before each "
+              "pinned host-to-device copy (its staging of a NumPy array)",
+     .fires_when = "copying the same bytes from pinned memory would save 2 % of the step or more (CuPy: the GPU idles "
+                   "2 % of the step or more while the host stages)",
      .why = "The driver copies pageable memory through a pinned staging buffer in chunks, synchronously: the copy is "
             "slower and cannot overlap the host's or the GPU's other work.",
      .fix = "Allocate the host buffers pinned and copy asynchronously.",
@@ -262,8 +265,52 @@ bool syncsEveryStep(const Context& c, int64_t syncs) {
   return c.step.from_iterations ? 2 * syncs >= c.step.count : syncs >= 10;
 }
 
+// CuPy copies a NumPy (pageable) array to the GPU through a pinned staging buffer of its own: the host first
+// copies the array into it (NumPy's copy, no CUDA call), then queues an asynchronous copy from it, which CUPTI
+// records as pinned. Each 64 MiB cp.asarray issued its copy after 11-13 ms of host time with no CUDA call, about
+// 5.5 GB/s (bench/corpus/cupy_pageable_h2d, H100, 2026-11-28). One thread's copy of B bytes takes at least B at
+// this rate, so a stretch that long right before a pinned host-to-device copy of 1 MiB or more is its staging.
+constexpr double kHostCopyBytesPerNs = 25.0;
+
+struct StagedCopies {
+  int64_t count = 0, bytes = 0, staging_ns = 0, idle_ns = 0;
+  std::vector<Interval> stretches;  // the host's staging, each ending at its copy's call
+};
+
+// CuPy's staged host-to-device copies inside the steps, with the host's stretch of its own work before each.
+StagedCopies stagedCopies(const Context& c) {
+  StagedCopies s;
+  if (c.framework != Framework::kCuPy) return s;
+  const auto& k = c.trace.copies;
+  const std::vector<Interval> calls = analysis::cudaCalls(c.trace, c.session);
+  for (size_t i = 0; i < k.size(); ++i) {
+    const bool candidate = k.kind[i] == schema::CopyKind::kHostToDevice &&
+                           k.src_kind[i] == schema::MemoryKind::kPinned && k.bytes[i] >= (int64_t{1} << 20);
+    if (!candidate || k.device[i] != c.device || !c.inSteps(k.start_ns[i]) || k.launch_call[i] == analysis::kNone) {
+      continue;
+    }
+    const int64_t call = c.trace.api_calls.start_ns[static_cast<size_t>(k.launch_call[i])];
+    // The merged calls: the copy's call must open one, right after a stretch with no CUDA call.
+    auto at =
+        std::lower_bound(calls.begin(), calls.end(), call, [](const Interval& x, int64_t t) { return x.start < t; });
+    if (at == calls.end() || at->start != call || at == calls.begin()) continue;
+    const Interval stretch{std::prev(at)->end, call};
+    const int64_t least = std::max<int64_t>(
+        analysis::kHostBusyGapNs, static_cast<int64_t>(static_cast<double>(k.bytes[i]) / kHostCopyBytesPerNs));
+    if (stretch.end - stretch.start < least) continue;
+    ++s.count;
+    s.bytes += k.bytes[i];
+    s.staging_ns += stretch.end - stretch.start;
+    s.idle_ns += stretch.end - stretch.start - analysis::overlapLength(c.activity.busy, stretch.start, stretch.end);
+    s.stretches.push_back(stretch);
+  }
+  return s;
+}
+
 std::optional<Finding> hostSync(const Context& c) {
-  const int64_t idle = c.perTimedStep(c.timeline.idle.after_sync_ns);
+  // The host's staging of CuPy arrays after a synchronisation is pageable_copies' idle, not the sync's.
+  const int64_t staging = c.perStep(stagedCopies(c).idle_ns);
+  const int64_t idle = std::max<int64_t>(0, c.perTimedStep(c.timeline.idle.after_sync_ns) - staging);
   if (c.shareOfStep(idle) < 0.03) return std::nullopt;
   const int64_t syncs = syncsInSteps(c);
   if (!syncsEveryStep(c, syncs)) return std::nullopt;
@@ -318,9 +365,12 @@ LoaderWait loaderWait(const Context& c, const std::vector<Interval>& loader_rang
 int64_t hostAwayInSteps(const Context& c, const std::vector<Interval>& loader_ranges) {
   if (c.iterations.source == analysis::IterationSource::kNvtx || c.step.timed_windows.empty()) return 0;
   const std::vector<Interval> calls = analysis::cudaCalls(c.trace, c.session);
-  // The GPU's busy time and the bridge's DataLoader ranges (their idle is loaderWait's, counted once).
+  // The GPU's busy time, the bridge's DataLoader ranges (their idle is loaderWait's, counted once) and CuPy's
+  // staging of its host arrays (pageable_copies').
   std::vector<Interval> accounted = c.activity.busy;
   accounted.insert(accounted.end(), loader_ranges.begin(), loader_ranges.end());
+  const std::vector<Interval> staging = stagedCopies(c).stretches;
+  accounted.insert(accounted.end(), staging.begin(), staging.end());
   accounted = analysis::mergeIntervals(std::move(accounted));
   std::vector<int64_t> per_step;
   for (const analysis::Iteration& it : c.iterations.list) {
@@ -448,10 +498,41 @@ PageableCopies pageableInSteps(const Context& c) {
   return p;
 }
 
+// CuPy's staged copies (stagedCopies): pinned to CUPTI, pageable in the program. The GPU idles while the host
+// stages; with the host arrays allocated pinned, CuPy copies from them directly.
+std::optional<Finding> stagedCopiesFinding(const Context& c) {
+  const StagedCopies s = stagedCopies(c);
+  const int64_t idle = c.perStep(s.idle_ns), staging = c.perStep(s.staging_ns);
+  if (s.count == 0 || c.shareOfStep(idle) < 0.02) return std::nullopt;
+  Finding f = startFinding(c, kRules[3]);
+  f.title = "CuPy stages its host arrays: the host copies " + formatBytes(c.perStep(s.bytes)) + " " + perStepWords(c) +
+            " into pinned buffers first (" + formatDuration(staging) + ")";
+  f.summary =
+      "cp.asarray and ndarray.set copy a NumPy (pageable) array into a pinned staging buffer on the host "
+      "before copying it to the GPU: the GPU idles while the host copies.";
+  f.evidence.push_back(
+      {perStepCount(c, s.count) + " host-to-device copies of " + formatBytes(s.bytes / s.count) +
+           " on average from pinned memory " + perStepWords(c) + ", each issued after " +
+           formatDuration(s.staging_ns / s.count) +
+           " in which the host made no CUDA call: at least what its own copy of those bytes takes (one thread copies "
+           "at most about " +
+           std::to_string(static_cast<int>(kHostCopyBytesPerNs)) +
+           " GB/s), CuPy's staging of a NumPy array; the GPU idled " + formatDuration(idle) + " of it " +
+           perStepWords(c),
+       {{"time_range", "first staging", s.stretches.front().start, s.stretches.front().end}}});
+  f.gain = timeGain(c, idle,
+                    "the GPU's idle time while the host staged the arrays (the stretches with no CUDA call before "
+                    "each pinned copy); assumes the arrays are made in pinned memory once (cupyx.empty_pinned) and "
+                    "copied from there, as CuPy then does without staging");
+  f.gain.idle_ns = f.gain.time_ns;
+  setSeverity(f);
+  return f;
+}
+
 std::optional<Finding> pageableCopies(const Context& c) {
   const PageableCopies p = pageableInSteps(c);
   const int64_t time = c.perStep(p.time_ns), saved = c.perStep(p.time_ns - p.pinned_ns);
-  if (p.count == 0 || c.shareOfStep(saved) < 0.02) return std::nullopt;
+  if (p.count == 0 || c.shareOfStep(saved) < 0.02) return stagedCopiesFinding(c);
   Finding f = startFinding(c, kRules[3]);
   f.title = "Pageable host copies take " + formatDuration(time) + " " + perStepWords(c);
   f.summary = "Copies to or from pageable memory go through a staging buffer and block the host.";
