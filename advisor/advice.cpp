@@ -121,6 +121,15 @@ int64_t otherRanksOwnWork(const Context& c) {
   return most;
 }
 
+// In a job, what this rank waits inside its collectives per step for another rank's own host work: that rank's
+// pace, which the host's forecast carries (otherRanksOwnWork), not GPU time of this rank's that the fixes leave.
+// Counted in both, a plan for a job with a rank 20 ms late was forecast at 43.1 ms a step where it ran at 30.9
+// (bench/corpus/ddp_gpt2_late_rank, 2 x H100, 2026-11-28): its NCCL kernels spun 34.7 ms a step waiting.
+int64_t waitForOthersWork(const Context& c) {
+  const analysis::RankStep* self = c.ownRank();
+  return self ? std::min(self->wait_ns, otherRanksOwnWork(c)) : 0;
+}
+
 // The host's work after the changes, never more than today's step would allow: the host's work is averaged
 // over the steady steps and the step is their median period, so where a few slow steps make the average
 // longer than the step, the forecast is scaled down by as much (with no change, it is the step itself). In a job
@@ -138,10 +147,12 @@ int64_t hostAfter(const Context& c, const HostChanges& changes) {
 // gains add up, since the fixes act on different kernels or gaps, but never to more than the pool holds.
 // CUDA graphs also shorten the gaps between kernels that were queued. Time a fix costs (recomputation) runs
 // kernels as the other fixes leave them, so it shrinks with them. The host's work after the fixes is
-// forecast beside it: the step takes the longer of the two.
+// forecast beside it: the step takes the longer of the two. A job's wait for another rank's own work is in the
+// host's forecast, not here.
 StepForecast forecast(const Context& c, const std::vector<const Finding*>& findings) {
-  const double step = static_cast<double>(c.step.time_ns);
-  const double busy = std::min(step, static_cast<double>(c.perTimedStep(c.timeline.busy_ns)));
+  const double waiting = static_cast<double>(waitForOthersWork(c));  // inside the collectives' busy time
+  const double step = static_cast<double>(c.step.time_ns) - waiting;
+  const double busy = std::clamp(static_cast<double>(c.perTimedStep(c.timeline.busy_ns)) - waiting, 0.0, step);
   double busy_saved = 0, idle_saved = 0, extra = 0;
   // The gaps between a chain's kernels are launch-bound gaps: with CUDA graphs they are counted there.
   const bool graphs = hasFix(findings, "cuda_graphs");
