@@ -442,7 +442,12 @@ plan::Plan makePlan(const Advice& advice) {
   p.prediction_basis = advice.prediction_basis + "; only the fixes of the " + std::string(toString(advice.goal)) +
                        " plan count: those gpuscope applies without a code change that serve its goal";
   for (const Finding& f : advice.findings) {
-    if (f.plan_status == "in the plan") p.fixes.insert(p.fixes.end(), f.fix.plan.begin(), f.fix.plan.end());
+    if (f.plan_status != "in the plan") continue;
+    for (const plan::Fix& fix : f.fix.plan) {  // a fix two findings share (the loader's workers) goes in once
+      const bool there =
+          std::any_of(p.fixes.begin(), p.fixes.end(), [&](const plan::Fix& x) { return x.id == fix.id; });
+      if (!there) p.fixes.push_back(fix);
+    }
   }
   return p;
 }

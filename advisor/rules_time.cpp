@@ -394,6 +394,15 @@ int64_t waitInCollectives(const Context& c) {
   return self ? self->wait_ns : 0;
 }
 
+// The DataLoader's workers with pinned memory: batches made off the main thread, pinned by the loader's own
+// thread. One fix for both rules it serves (input_pipeline, pageable_copies); the plan keeps it once.
+plan::Fix loaderWorkersFix(const std::string& rule) {
+  return {"data_loader-1",
+          "data_loader",
+          rule,
+          {{"num_workers", int64_t{8}}, {"pin_memory", true}, {"persistent_workers", true}}};
+}
+
 std::optional<Finding> inputPipeline(const Context& c) {
   if (c.device == analysis::kNone) return std::nullopt;
   const int64_t between = c.step.between.empty() ? 0 : c.idleBetweenStepsNs();
@@ -448,10 +457,7 @@ std::optional<Finding> inputPipeline(const Context& c) {
                         "(assumes the workers together keep up with the GPU)");
   // The waiting is kernel time (collectives spinning); the rest is the GPU's idle.
   f.gain.idle_ns = std::max<int64_t>(0, f.gain.time_ns - waiting);
-  f.fix.plan.push_back({"data_loader-1",
-                        "data_loader",
-                        f.id,
-                        {{"num_workers", int64_t{8}}, {"pin_memory", true}, {"persistent_workers", true}}});
+  f.fix.plan.push_back(loaderWorkersFix(f.id));
   setSeverity(f);
   return f;
 }
@@ -529,6 +535,26 @@ std::optional<Finding> stagedCopiesFinding(const Context& c) {
   return f;
 }
 
+// Whether every pageable copy in the steps is a host-to-device copy issued within 5 ms of the end of the PyTorch
+// bridge's DataLoader range before it: the batch the loader just handed out, which a loader with pin_memory hands
+// out pinned.
+bool copiesOfLoaderBatches(const Context& c) {
+  const std::vector<Interval> loader = c.dataLoaderRanges();
+  if (loader.empty()) return false;
+  const auto& k = c.trace.copies;
+  for (size_t i = 0; i < k.size(); ++i) {
+    const bool pageable =
+        k.src_kind[i] == schema::MemoryKind::kPageable || k.dst_kind[i] == schema::MemoryKind::kPageable;
+    if (!pageable || k.device[i] != c.device || !c.inSteps(k.start_ns[i])) continue;
+    if (k.kind[i] != schema::CopyKind::kHostToDevice || k.launch_call[i] == analysis::kNone) return false;
+    const int64_t call = c.trace.api_calls.start_ns[static_cast<size_t>(k.launch_call[i])];
+    auto after =
+        std::upper_bound(loader.begin(), loader.end(), call, [](int64_t t, const Interval& x) { return t < x.end; });
+    if (after == loader.begin() || call - std::prev(after)->end > 5'000'000) return false;
+  }
+  return true;
+}
+
 std::optional<Finding> pageableCopies(const Context& c) {
   const PageableCopies p = pageableInSteps(c);
   const int64_t time = c.perStep(p.time_ns), saved = c.perStep(p.time_ns - p.pinned_ns);
@@ -546,6 +572,8 @@ std::optional<Finding> pageableCopies(const Context& c) {
                         " a copy and the link's bandwidth: " + std::to_string(static_cast<int>(pinnedBytesPerNs(c))) +
                         " GB/s, from the trace's own pinned copies where it has some, else as measured on an H100 "
                         "host); more where the host was blocked, as pinned copies can also overlap kernels");
+  // PyTorch copying the DataLoader's batches: the loader's workers with pin_memory hand them out pinned.
+  if (c.framework == Framework::kPyTorch && copiesOfLoaderBatches(c)) f.fix.plan.push_back(loaderWorkersFix(f.id));
   setSeverity(f);
   return f;
 }
