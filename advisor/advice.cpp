@@ -151,7 +151,7 @@ int64_t hostAfter(const Context& c, const HostChanges& changes) {
 // host's forecast, not here.
 StepForecast forecast(const Context& c, const std::vector<const Finding*>& findings) {
   const double waiting = static_cast<double>(waitForOthersWork(c));  // inside the collectives' busy time
-  const double step = static_cast<double>(c.step.time_ns) - waiting;
+  const double step = std::max(0.0, static_cast<double>(c.step.time_ns) - waiting);
   const double busy = std::clamp(static_cast<double>(c.perTimedStep(c.timeline.busy_ns)) - waiting, 0.0, step);
   double busy_saved = 0, idle_saved = 0, extra = 0;
   // The gaps between a chain's kernels are launch-bound gaps: with CUDA graphs they are counted there.
