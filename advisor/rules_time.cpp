@@ -516,10 +516,17 @@ std::optional<Finding> stagedCopiesFinding(const Context& c) {
   f.summary =
       "cp.asarray and ndarray.set copy a NumPy (pageable) array into a pinned staging buffer on the host "
       "before copying it to the GPU: the GPU idles while the host copies.";
+  f.why =
+      "One host thread copies each array into the pinned buffer before the GPU's copy can start: the GPU "
+      "idles through it, and the host does nothing else.";
+  f.verify =
+      "Record again: the stretches with no CUDA call before each host-to-device copy are gone, and the step "
+      "falls by about their length.";
+  const std::string count = perStepCount(c, s.count);
   f.evidence.push_back(
-      {perStepCount(c, s.count) + " host-to-device copies of " + formatBytes(s.bytes / s.count) +
-           " on average from pinned memory " + perStepWords(c) + ", each issued after " +
-           formatDuration(s.staging_ns / s.count) +
+      {count + (count == "1" ? " host-to-device copy of " : " host-to-device copies of ") +
+           formatBytes(s.bytes / s.count) + " on average from pinned memory " + perStepWords(c) +
+           ", each issued after " + formatDuration(s.staging_ns / s.count) +
            " in which the host made no CUDA call: at least what its own copy of those bytes takes (one thread copies "
            "at most about " +
            std::to_string(static_cast<int>(kHostCopyBytesPerNs)) +
