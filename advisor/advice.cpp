@@ -336,7 +336,8 @@ std::vector<std::string> notesOn(const Context& c) {
   if (!c.categories.phases_found && !c.memory.allocations.empty()) {
     notes.push_back(
         "no forward/backward/optimizer NVTX ranges: memory is not split into activations, gradients "
-        "and optimizer state, so the memory rules did not run");
+        "and optimizer state, so activation_memory and optimizer_memory did not run; the allocator's rules (leaks, "
+        "fragmentation, preallocation, churn, out-of-memory risk) read the allocations themselves");
   }
   if (const int64_t idle = c.perTimedStep(c.timeline.idle.recording_ns); idle > 0 || c.host.recording_ns > 0) {
     notes.push_back("recording added about " + analysis::formatDuration(analysis::kRecordingCostPerLaunchNs) +
