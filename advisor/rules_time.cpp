@@ -480,14 +480,20 @@ double pinnedBytesPerNs(const Context& c) {
   return bytes > 0 && time > 0 ? static_cast<double>(bytes) / static_cast<double>(time) : kPinnedBytesPerNs;
 }
 
+// Whether copy i is from or to pageable host memory, on the context's device, inside the steps.
+bool pageableCopyInSteps(const Context& c, size_t i) {
+  const auto& k = c.trace.copies;
+  const bool pageable =
+      k.src_kind[i] == schema::MemoryKind::kPageable || k.dst_kind[i] == schema::MemoryKind::kPageable;
+  return pageable && k.device[i] == c.device && c.inSteps(k.start_ns[i]);
+}
+
 PageableCopies pageableInSteps(const Context& c) {
   PageableCopies p;
   const auto& k = c.trace.copies;
   const double pinned_rate = pinnedBytesPerNs(c);
   for (size_t i = 0; i < k.size(); ++i) {
-    const bool pageable =
-        k.src_kind[i] == schema::MemoryKind::kPageable || k.dst_kind[i] == schema::MemoryKind::kPageable;
-    if (!pageable || k.device[i] != c.device || !c.inSteps(k.start_ns[i])) continue;
+    if (!pageableCopyInSteps(c, i)) continue;
     if (p.count++ == 0) p.first = i;
     p.bytes += k.bytes[i];
     const int64_t took = k.end_ns[i] - k.start_ns[i];
@@ -543,9 +549,7 @@ bool copiesOfLoaderBatches(const Context& c) {
   if (loader.empty()) return false;
   const auto& k = c.trace.copies;
   for (size_t i = 0; i < k.size(); ++i) {
-    const bool pageable =
-        k.src_kind[i] == schema::MemoryKind::kPageable || k.dst_kind[i] == schema::MemoryKind::kPageable;
-    if (!pageable || k.device[i] != c.device || !c.inSteps(k.start_ns[i])) continue;
+    if (!pageableCopyInSteps(c, i)) continue;
     if (k.kind[i] != schema::CopyKind::kHostToDevice || k.launch_call[i] == analysis::kNone) return false;
     const int64_t call = c.trace.api_calls.start_ns[static_cast<size_t>(k.launch_call[i])];
     auto after =

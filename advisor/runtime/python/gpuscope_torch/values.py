@@ -339,11 +339,16 @@ def same_inputs(call, ref_call):
         all(_relative(x, y, abs(y)) <= 1e-5 for x, y in zip(a[1::2], b[1::2]))
 
 
+def _call_pairs(mine, ref):
+    """The models' calls both runs noted, as (this run's, the run as written's)."""
+    return [(a, b) for calls, ref_calls in zip(mine["models"], ref["models"]) for a, b in zip(calls, ref_calls)
+            if a is not None and b is not None]
+
+
 def _other_batches(mine, ref):
     """Whether the model was handed other batches than in the run as written at one of the calls both noted (loader
     workers that draw their own random crops and flips)."""
-    return any(a is not None and b is not None and not same_inputs(a, b)
-               for calls, ref_calls in zip(mine["models"], ref["models"]) for a, b in zip(calls, ref_calls))
+    return any(not same_inputs(a, b) for a, b in _call_pairs(mine, ref))
 
 
 # How many standard errors two windows' mean losses over other random batches may differ by: 4 leaves about one
@@ -398,8 +403,7 @@ def _compared_words(mine, ref):
     losses = min(len(mine["losses"]), len(ref["losses"]))
     if losses:
         words.append(f"the loss of steps 1-{losses}" if losses > 1 else "the loss of step 1")
-    pairs = [(a, b) for calls, ref_calls in zip(mine["models"], ref["models"]) for a, b in zip(calls, ref_calls)
-             if a is not None and b is not None]
+    pairs = _call_pairs(mine, ref)
     calls = sum(same_inputs(a, b) for a, b in pairs)
     other = len(pairs) - calls
     if calls:
