@@ -141,8 +141,9 @@ HostWork measureHostWork(const Context& c) {
   const std::vector<Interval> waits = analysis::hostWaitCalls(c.trace, c.session);
   measureSteps(c, waits, true, h);
   if (!h.measured) return h;
-  h.allocation_ns = c.perTimedStep(
-      analysis::overlapLength(analysis::deviceAllocationCalls(c.trace, c.session), c.step.timed_windows));
+  // The allocator's synchronisations are waits, which the host's own work already leaves out.
+  h.allocation_ns = c.perTimedStep(analysis::overlapLength(
+      analysis::subtract(analysis::deviceAllocationCalls(c.trace, c.session), waits), c.step.timed_windows));
   // The phases' host work comes from the annotated steps, which the bridge's module hooks slowed: where the
   // timed steps are hook-free, their hooks' cost is taken off the model's phases, where the hooks ran.
   HostWork annotated;

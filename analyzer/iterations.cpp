@@ -298,31 +298,43 @@ Iterations fromBoundaries(const TraceData& t, const std::vector<int64_t>& launch
 }
 
 // A kernel that runs once per iteration: of the names seen at least three times and at most once per
-// three kernels (so a loop of two alternating kernels is not taken for two-kernel iterations), the one
-// whose occurrences split the sequence most evenly; ties go to the one seen first (the iteration's start).
+// three kernels (so a loop of two alternating kernels is not taken for two-kernel iterations), those whose
+// occurrences split the sequence evenly, the most evenly first (ties: the one seen more often, then the one
+// seen first: the iteration's start); the first whose stretches make a loop of steps. A set-up loop (arrays
+// filled one by one before the main loop) splits its few kernels as evenly as any and holds too little of the
+// run to be the loop: the next name is tried, up to kPatternTries of them (a run with no loop has many names).
+constexpr size_t kPatternTries = 16;
+
 Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& launch,
                              const std::vector<size_t>& kernels) {
   const size_t n = kernels.size();
   std::unordered_map<int32_t, std::vector<size_t>> positions;  // name id -> positions in the sequence
   for (size_t p = 0; p < n; ++p) positions[t.configs[t.kernels.config[kernels[p]]].name.id].push_back(p);
-  int32_t best_name = 0;
-  double best_variation = kRegularity;
-  size_t best_count = 0, best_first = n;
+  struct Candidate {
+    int32_t name;
+    double variation;
+    size_t count, first;
+  };
+  std::vector<Candidate> candidates;
   for (const auto& [name, where] : positions) {
     if (where.size() < kMinIterations || where.size() * 3 > n) continue;
     std::vector<double> gaps;
     for (size_t i = 1; i + 1 < where.size(); ++i) gaps.push_back(static_cast<double>(where[i + 1] - where[i]));
     if (gaps.empty()) gaps.push_back(static_cast<double>(where[1] - where[0]));
     const double v = variation(gaps);
-    const bool tie = v == best_variation && where.size() == best_count && where[0] < best_first;
-    if (v < best_variation || (v == best_variation && where.size() > best_count) || tie) {
-      best_name = name, best_variation = v, best_count = where.size(), best_first = where[0];
-    }
+    if (v <= kRegularity) candidates.push_back({name, v, where.size(), where[0]});
   }
-  if (best_count == 0) return {};
-  std::vector<int64_t> boundaries;
-  for (size_t p : positions[best_name]) boundaries.push_back(launch[kernels[p]]);
-  return fromBoundaries(t, launch, kernels, boundaries, IterationSource::kKernelPattern, t.text(best_name));
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.variation, b.count, a.first) < std::tie(b.variation, a.count, b.first);
+  });
+  if (candidates.size() > kPatternTries) candidates.resize(kPatternTries);
+  for (const Candidate& c : candidates) {
+    std::vector<int64_t> boundaries;
+    for (size_t p : positions[c.name]) boundaries.push_back(launch[kernels[p]]);
+    Iterations it = fromBoundaries(t, launch, kernels, boundaries, IterationSource::kKernelPattern, t.text(c.name));
+    if (it.source != IterationSource::kNotFound) return it;
+  }
+  return {};
 }
 
 // Steps replayed from CUDA graphs: where most of the busiest device's kernels come from graphs, each launch of the

@@ -50,8 +50,9 @@ inline constexpr int64_t kHostBusyGapNs = 1'000'000;
 inline constexpr int64_t kRecordingCostPerLaunchNs = 2'450;
 
 // The host's calls in one process (index into trace.sessions) that allocate or free device memory: cudaMalloc,
-// cudaFree, cuMemAlloc, cuMemFree and their kin, not the stream-ordered (…Async) or pinned host (…Host) ones;
-// merged, sorted.
+// cudaFree, cuMemAlloc, cuMemFree and their kin, the driver's cuMemCreate, cuMemMap, cuMemUnmap and cuMemRelease,
+// not the stream-ordered (…Async) or pinned host (…Host) ones; with the synchronisations an allocator makes
+// before freeing and the host's time between two such calls in a row (the allocator's own work); merged, sorted.
 std::vector<Interval> deviceAllocationCalls(const TraceData& trace, int32_t session);
 
 // Whether a process's events were recorded by gpuscope's collector (not imported from another profiler or a

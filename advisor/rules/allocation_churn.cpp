@@ -39,7 +39,8 @@ constexpr Rule kRule = {
     .title = "Device memory is allocated and freed in every step",
     .reads =
         "the process's device allocations and releases (CUDA's memory records) inside the steady steps, and "
-        "the GPU's idle time while the host was in allocation and free calls (analyzer/timeline_analysis)",
+        "the GPU's idle time while the host was in allocation and free calls or after an allocator's "
+        "synchronisation (analyzer/timeline_analysis)",
     .fires_when =
         "at least one device allocation and one release per step, and the GPU idles while the host is in "
         "those calls for 3 % of the step or more",
@@ -73,12 +74,16 @@ std::optional<Finding> allocationChurn(const Context& c) {
   f.evidence.push_back({perStepCount(churn.allocations, steps) + " allocations and " +
                             perStepCount(churn.releases, steps) + " releases of device memory per step",
                         {{"time_range", "first allocation", churn.first_ns, churn.first_ns}}});
-  const std::string in_calls = formatDuration(c.host.allocation_ns) + " per step in allocation and free calls";
-  f.evidence.push_back(
-      {"the host spends " + in_calls + ", " + formatDuration(idle) + " of it with the GPU idle", {stepRef(c)}});
+  f.evidence.push_back({"the host spends " + formatDuration(c.host.allocation_ns) +
+                            " per step allocating and freeing (the calls and the allocator's own work between them); "
+                            "the GPU idles " +
+                            formatDuration(idle) +
+                            " per step in them and after the allocator's synchronisations, until the next launch",
+                        {stepRef(c)}});
   f.gain = timeGain(c, idle,
-                    "the GPU's idle time while the host was inside the allocation and free calls of the steady "
-                    "steps: with the buffers allocated once, the host queues the next kernels instead");
+                    "the GPU's idle time while the host was allocating or freeing in the steady steps, and after "
+                    "the allocator's synchronisations until the next launch: with the buffers allocated once, the "
+                    "host queues the next kernels instead");
   f.gain.idle_ns = f.gain.time_ns;
   setSeverity(f);
   return f;

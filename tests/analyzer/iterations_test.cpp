@@ -114,6 +114,32 @@ TEST(Iterations, ASetUpLoopBeforeAnUnmarkedLoopIsNoLoopOfSteps) {
   EXPECT_EQ(iterationsOf(dir.path("t.gpuscope")).source, IterationSource::kNotFound);
 }
 
+// A CuPy script fills its video frames one array at a time (a random-number kernel and a conversion each), warms
+// its step up on three frames, then times 40: the set-up loop splits its kernels more evenly than any kernel of
+// the steps (whose warm-up lacks the roll), but holds too little of the run to be the loop; the next most even
+// kernel, once per step, marks the steps.
+TEST(Iterations, AnEvenSetUpLoopGivesWayToTheLoopOfSteps) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  auto kernel = [&](const char* name) {
+    b.kernel(name, t + 1'000, t + 9'000, 7, t);
+    t += 10'000;
+  };
+  for (int frame = 0; frame < 8; ++frame) {
+    for (const char* name : {"gen_sequenced", "random_x_mod_1"}) kernel(name);
+  }
+  for (int step = 0; step < 43; ++step) {
+    if (step >= 3) kernel("cupy_roll");
+    for (const char* name : {"cupy_gradient", "cupy_hypot", "cupy_arctan2", "cupy_sum", "norm"}) kernel(name);
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.source, IterationSource::kKernelPattern);
+  EXPECT_NE(it.marker, "gen_sequenced");
+  EXPECT_GE(it.list.size(), 40u);
+}
+
 // record --torch: the model's forward ranges imply steps (forward to forward, its backward and optimizer step
 // between), but a program's own step ranges, when it has them, win.
 TEST(Iterations, ModuleRangesGiveStepsUnlessTheProgramMarksItsOwn) {

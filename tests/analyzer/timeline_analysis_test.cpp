@@ -47,6 +47,52 @@ TEST(TimelineAnalysis, EachGapGetsItsCause) {
   EXPECT_EQ(tl.idle.total_ns, tl.window_end_ns - tl.window_start_ns - tl.busy_ns);
 }
 
+// XLA's platform allocator frees a buffer with cuCtxSynchronize, cuMemUnmap and cuMemRelease, and maps the next
+// with cuMemCreate and cuMemMap: the GPU's idle from that sync to the next launch is the allocator's, while a
+// synchronize the program makes before launching again stays the program's.
+TEST(TimelineAnalysis, AnAllocatorsSynchronisationAndMappingAreAllocating) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.kernel("a", 10'000, 20'000, 7, 9'000);
+  b.api("cuCtxSynchronize", 15'000, 21'000);
+  b.api("cuMemUnmap", 22'000, 30'000);
+  b.api("cuMemRelease", 31'000, 35'000);
+  b.api("cuMemCreate", 40'000, 45'000);  // 5 µs of the allocator's own work between its calls
+  b.api("cuMemMap", 46'000, 50'000);
+  b.kernel("b", 56'000, 60'000, 7, 55'000);  // the gap from 20,000: 36,000 ns of allocating
+  b.api("cudaDeviceSynchronize", 61'000, 62'000);
+  b.kernel("c", 70'000, 80'000, 7, 69'000);  // the gap from 60,000: 10,000 ns after the program's sync
+  b.api("cuMemRelease", 200'000, 210'000);
+  b.api("cuMemCreate", 400'000, 405'000);  // 190 µs after the last: the program's work between, not the allocator's
+  ASSERT_TRUE(b.finish());
+  const DeviceTimeline tl = timelineOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(tl.idle.allocating_ns, 36'000);
+  EXPECT_EQ(tl.idle.after_sync_ns, 10'000);
+  EXPECT_EQ(tl.idle.launch_bound_ns, 0);
+  const TraceData t = loadForTest(dir.path("t.gpuscope"));
+  EXPECT_EQ(hostSyncEnds(t)[0], std::vector<int64_t>{62'000});
+  const std::vector<Interval> calls = deviceAllocationCalls(t, 0);
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].start, 15'000);
+  EXPECT_EQ(calls[0].end, 50'000);
+  EXPECT_EQ(calls[1].start, 200'000);
+  EXPECT_EQ(calls[2].start, 400'000);
+}
+
+// cudaFree waits for the device inside the call: what the host does after it until it launches again leaves the
+// GPU idle because of the free.
+TEST(TimelineAnalysis, TheIdleAfterACudaFreeIsAllocating) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.kernel("a", 10'000, 20'000, 7, 9'000);
+  b.api("cudaFree", 12'000, 24'000);
+  b.kernel("b", 32'000, 40'000, 7, 31'000);
+  ASSERT_TRUE(b.finish());
+  const DeviceTimeline tl = timelineOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(tl.idle.allocating_ns, 12'000);
+  EXPECT_EQ(tl.idle.launch_bound_ns, 0);
+}
+
 TEST(TimelineAnalysis, AGapOfAMillisecondOrMoreBeforeALateLaunchIsTheHostAtOtherWork) {
   TempDir dir;
   TraceBuilder b(dir.path("t.gpuscope"));
