@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -276,7 +277,9 @@ void writeFile(const std::string& path, const std::string& contents) {
 }
 
 std::string fixturePath(const std::string& name) {
-  return std::string(GPUSCOPE_SOURCE_DIR) + "/tests/fixtures/" + name;
+  const std::string committed = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/fixtures/" + name;
+  if (std::filesystem::exists(committed)) return committed;
+  return std::string(GPUSCOPE_PACKED_FIXTURES) + "/" + name;  // tests/fixtures/packed.tar.xz, unpacked by CMake
 }
 
 std::string jsonSchemaProblem(const std::string& schema, const std::string& json_path) {
