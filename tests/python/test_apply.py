@@ -331,6 +331,22 @@ class CarriedState(PlanCase):
         self.assertFalse(apply._carried([batch], refs))
 
 
+class KeptOutputs(PlanCase):
+    """An evaluation loop that keeps every batch's outputs would read them overwritten after graph replays: its
+    CUDA graphs are rolled back; one that holds only the latest outputs keeps them."""
+
+    def test_outputs_kept_across_calls_roll_the_graphs_back(self):
+        plain, _ = self.json_output("kept_outputs.py", "kept")
+        applied, lines = self.json_output("kept_outputs.py", "kept", plan=self.plan({"kind": "cuda_graphs"}))
+        self.assertIn("cuda_graphs-1 (cuda_graphs): rolled back: CUDA graphs: the caller keeps the outputs of earlier "
+                      "calls", lines[-1])
+        torch.testing.assert_close(applied["sums"], plain["sums"], rtol=1e-5, atol=1e-5)
+
+    def test_only_the_latest_outputs_held_keeps_them(self):
+        _, lines = self.json_output("kept_outputs.py", "latest", plan=self.plan({"kind": "cuda_graphs"}))
+        self.assertFalse([line for line in lines if "rolled back" in line], lines)
+
+
 class Checked(PlanCase):
     """With the timing check on (as `gpuscope apply` runs it), a fix that makes the model's calls slower is
     rolled back and the program goes on as the script wrote it."""

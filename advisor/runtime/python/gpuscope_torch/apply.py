@@ -729,9 +729,12 @@ def _guarded(kind, changed, original, graphs, module):
     a dtype error, out of memory) switches the fix off, runs the call again as the script wrote it, and every
     later call too; the roll-back is said on stderr. The program goes on as it would have without gpuscope.
     With CUDA graphs (graphs), a forward handed back what its previous call returned (a KV cache, a recurrent
-    state) is never replayed: a replay would overwrite it. Nor is one of several forwards per optimizer step
-    (gradient accumulation): the model is compiled again without graphs."""
-    state = {"calls": 0, "returned": [], "changed": changed, "graphs": graphs, "train_calls": 0, "steps": 0}
+    state) is never replayed: a replay would overwrite it. Nor is an inference forward whose caller still holds
+    what the call before the previous one returned (an evaluation loop appending each batch's outputs to a list):
+    the next replay would overwrite those too, and the kept results would be wrong. Nor is one of several
+    forwards per optimizer step (gradient accumulation): the model is compiled again without graphs."""
+    state = {"calls": 0, "returned": [], "changed": changed, "graphs": graphs, "train_calls": 0, "steps": 0,
+             "recent": []}
 
     # With the forward's own signature: callers read it (transformers' generate asks for logits_to_keep, and
     # without it computes the logits of every position at every token).
@@ -744,6 +747,10 @@ def _guarded(kind, changed, original, graphs, module):
         if graphs and state["calls"] <= 4 and _carried(values.tensors((args, kwargs)), state["returned"]):
             _roll_back(kind, "CUDA graphs: the forward is handed tensors its previous call returned (state kept from "
                              "call to call, such as a KV cache), which graph replays would overwrite")
+            return original(*args, **kwargs)
+        if graphs and not torch.is_grad_enabled() and _kept(state["recent"]):
+            _roll_back(kind, "CUDA graphs: the caller keeps the outputs of earlier calls (a list of results), which "
+                             "graph replays would overwrite")
             return original(*args, **kwargs)
         if graphs and torch.is_grad_enabled() and _accumulating(state, module):
             state["graphs"] = graphs = False
@@ -763,8 +770,11 @@ def _guarded(kind, changed, original, graphs, module):
             return original(*args, **kwargs)
         finally:
             _compiles[id(module)] = _compiles.get(id(module), 0) + _compiled_frames() - compiled_before
-        if graphs and state["calls"] <= 3:
-            state["returned"] = _storages(values.tensors(out))
+        if graphs:
+            returned = _storages(values.tensors(out))
+            state["recent"] = (state["recent"] + [returned])[-2:]
+            if state["calls"] <= 3:
+                state["returned"] = returned
         return out
 
     return forward
@@ -789,6 +799,12 @@ def _carried(handed, returned):
     no state at all lost its CUDA graphs to it."""
     alive = {id(s) for s in (ref() for ref in returned) if s is not None}
     return any(id(ref()) in alive for ref in _storages(handed)) if alive else False
+
+
+def _kept(recent):
+    """Whether the outputs of the call before the previous one are still alive: a caller that only holds the
+    latest result (`out = model(x)`) has dropped them by now; one that keeps every result has not."""
+    return len(recent) == 2 and any(ref() is not None for ref in recent[0])
 
 
 def _accumulating(state, module):
