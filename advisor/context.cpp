@@ -139,6 +139,26 @@ double Context::shareOfStep(int64_t per_step_ns) const {
 
 bool Context::inTimedSteps(int64_t start_ns) const { return inWindows(step.timed_windows, start_ns); }
 
+double Context::modelAllocationShare() const {
+  std::vector<Interval> model;
+  for (const analysis::PhaseRange& r : phases) {
+    if (r.phase == analysis::Phase::kForward || r.phase == analysis::Phase::kBackward)
+      model.push_back({r.start, r.end});
+  }
+  model = analysis::mergeIntervals(std::move(model));
+  const analysis::MemoryTable& m = trace.memory;
+  int64_t in_steps = 0, in_model = 0;
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m.session[i] != session || m.device[i] != device || m.kind[i] != schema::MemoryKind::kDevice ||
+        m.pool[i] != 0 || m.op[i] != schema::MemoryOp::kAllocation || !inSteps(m.time_ns[i])) {
+      continue;
+    }
+    ++in_steps;
+    if (analysis::insideAny(model, m.time_ns[i])) ++in_model;
+  }
+  return in_steps > 0 ? static_cast<double>(in_model) / static_cast<double>(in_steps) : 0.0;
+}
+
 int64_t Context::idleBetweenStepsNs() const {
   if (step.between.empty()) return 0;
   const int64_t gaps = analysis::totalLength(step.between);

@@ -129,6 +129,9 @@ struct Context {
   // GPU idle time from one steady step's GPU end to the next step's start, per gap (0 without steps).
   int64_t idleBetweenStepsNs() const;
   double shareOfPeak(int64_t bytes) const;  // of the measured peak device memory, 0..1
+  // Of the device allocations (from CUDA, not a pool's) made in the annotated steps, the share made inside the
+  // model's forward and backward ranges: 0 without them.
+  double modelAllocationShare() const;
   PhaseWork phaseWork(analysis::Phase phase) const;
   // GPU time of the kernels launched inside the steady steps' forward passes of the model's repeated blocks:
   // the PyTorch bridge's outermost module ranges that name an item of a ModuleList or Sequential
