@@ -62,6 +62,7 @@ std::string iterationsBasis(const Iterations& it, int64_t steady) {
     case analysis::IterationSource::kGraphLaunch: return basis + "each a launch of " + it.marker + ")";
     case analysis::IterationSource::kKernelPattern:
       return basis + "each opened by kernel " + analysis::shortKernelName(it.marker) + ")";
+    case analysis::IterationSource::kCopyPattern: return basis + "each opened by a " + it.marker + ")";
     default: return basis + "each ended by a host synchronisation)";
   }
 }
@@ -140,12 +141,12 @@ double Context::shareOfStep(int64_t per_step_ns) const {
 bool Context::inTimedSteps(int64_t start_ns) const { return inWindows(step.timed_windows, start_ns); }
 
 double Context::modelAllocationShare() const {
-  std::vector<Interval> model;
+  std::vector<Interval> model_ranges;
   for (const analysis::PhaseRange& r : phases) {
     if (r.phase == analysis::Phase::kForward || r.phase == analysis::Phase::kBackward)
-      model.push_back({r.start, r.end});
+      model_ranges.push_back({r.start, r.end});
   }
-  model = analysis::mergeIntervals(std::move(model));
+  model_ranges = analysis::mergeIntervals(std::move(model_ranges));
   const analysis::MemoryTable& m = trace.memory;
   int64_t in_steps = 0, in_model = 0;
   for (size_t i = 0; i < m.size(); ++i) {
@@ -154,7 +155,7 @@ double Context::modelAllocationShare() const {
       continue;
     }
     ++in_steps;
-    if (analysis::insideAny(model, m.time_ns[i])) ++in_model;
+    if (analysis::insideAny(model_ranges, m.time_ns[i])) ++in_model;
   }
   return in_steps > 0 ? static_cast<double>(in_model) / static_cast<double>(in_steps) : 0.0;
 }

@@ -205,9 +205,13 @@ int64_t hostStepAfter(const Context& c, const HostChanges& what) {
   if (!h.measured) return 0;
   const int64_t rest = std::max<int64_t>(0, h.step_ns - h.model_ns - h.optimizer_ns);
   double model = static_cast<double>(h.model_ns);
+  // Without phases the model's range is the whole step, and CUDA graphs replace all of it but what stays.
+  const bool replaced = what.graphs && h.model_is_step;
   if (what.graphs) {
-    // Without phases the model's range is the whole step, and the host's own computing in it stays.
-    const int64_t stays = h.model_is_step ? std::min(h.away_ns, h.model_ns) : 0;
+    // The host's own computing stays; so do its allocation calls outside PyTorch (a graph replays kernels and
+    // copies, not cudaMalloc), unless the fixes allocate once. PyTorch's graphs allocate from their own pool.
+    int64_t stays = h.model_is_step ? std::min(h.away_ns, h.model_ns) : 0;
+    if (replaced && c.framework != Framework::kPyTorch && !what.allocate_once) stays += h.allocation_ns;
     model = static_cast<double>(stays);
     if (c.framework == Framework::kPyTorch) {
       model += static_cast<double>(kCompiledCallsPerStep * kCompiledCallHostNs +
@@ -234,7 +238,7 @@ int64_t hostStepAfter(const Context& c, const HostChanges& what) {
     const int64_t inside = std::max<int64_t>(0, what.input_wait_removed_ns - (h.between_ns - between));
     loading = h.loading_ns > 0 ? std::min(rest, h.loading_ns) : std::min(h.away_ns, inside);
   }
-  const int64_t allocating = what.allocate_once ? h.allocation_ns : 0;
+  const int64_t allocating = what.allocate_once && !replaced ? h.allocation_ns : 0;  // still in the host's work
   return std::max<int64_t>(0, std::llround(model + optimizer) + rest - loading + between - allocating);
 }
 

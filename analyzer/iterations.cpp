@@ -8,6 +8,8 @@
 #include <unordered_map>
 
 #include "analyzer/phases.h"
+#include "analyzer/stats.h"
+#include "analyzer/units.h"
 
 namespace gpuscope::analysis {
 
@@ -337,6 +339,30 @@ Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& lau
   return {};
 }
 
+// A copy made once per iteration, where no kernel is: a loop that uploads a frame, filters it and reduces it
+// launches two kernels a step, and no kernel once in three. The copies of one direction and size, each opening a
+// stretch of regular kernel counts, open its iterations; of several such sizes, the one that finds the most.
+Iterations fromCopyPattern(const TraceData& t, const std::vector<int64_t>& launch, const std::vector<size_t>& kernels) {
+  if (kernels.empty()) return {};
+  const int32_t session = t.kernels.session[kernels[0]], device = t.kernels.device[kernels[0]];
+  std::map<std::pair<schema::CopyKind, int64_t>, std::vector<int64_t>> launches;  // (direction, bytes) -> times
+  const CopyTable& c = t.copies;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c.session[i] != session || c.device[i] != device) continue;
+    const int32_t call = c.launch_call[i];
+    launches[{c.kind[i], c.bytes[i]}].push_back(call == kNone ? c.start_ns[i] : t.api_calls.start_ns[call]);
+  }
+  Iterations best;
+  for (auto& [copy, times] : launches) {
+    if (times.size() < kMinIterations) continue;
+    std::sort(times.begin(), times.end());
+    const std::string marker = std::string(directionOf(copy.first)) + " copy of " + formatBytes(copy.second);
+    Iterations it = fromBoundaries(t, launch, kernels, times, IterationSource::kCopyPattern, marker);
+    if (it.list.size() > best.list.size()) best = std::move(it);
+  }
+  return best;
+}
+
 // Steps replayed from CUDA graphs: where most of the busiest device's kernels come from graphs, each launch of the
 // graph most of them come from opens a step. A kernel pattern misleads there: a graph's branches run side by side,
 // so its kernels need not start in one order, and a set-up kernel seen three times looked more regular than any
@@ -452,6 +478,7 @@ Iterations findIterations(const TraceData& trace, int32_t session) {
     it = fromGraphLaunches(trace, launch, kernels);
     if (it.source == IterationSource::kNotFound) it = fromKernelPattern(trace, launch, kernels);
     if (it.source == IterationSource::kNotFound) it = fromHostSyncs(trace, launch, kernels);
+    if (it.source == IterationSource::kNotFound) it = fromCopyPattern(trace, launch, kernels);
   }
   if (it.source != IterationSource::kNotFound) {
     markHookFree(trace, it);
@@ -533,6 +560,7 @@ std::string_view toString(IterationSource source) {
     case IterationSource::kGraphLaunch: return "graph launch";
     case IterationSource::kKernelPattern: return "kernel pattern";
     case IterationSource::kHostSync: return "host sync";
+    case IterationSource::kCopyPattern: return "copy pattern";
     case IterationSource::kNotFound: break;
   }
   return "none";

@@ -77,18 +77,6 @@ std::vector<ApiSummary> apiCalls(const TraceData& trace) {
   return rows;
 }
 
-std::string_view directionOf(schema::CopyKind kind) {
-  switch (kind) {
-    case schema::CopyKind::kHostToDevice: return "HtoD";
-    case schema::CopyKind::kDeviceToHost: return "DtoH";
-    case schema::CopyKind::kDeviceToDevice: return "DtoD";
-    case schema::CopyKind::kHostToHost: return "HtoH";
-    case schema::CopyKind::kPeerToPeer: return "PtoP";
-    case schema::CopyKind::kUnknown: return "unknown";
-    default: return "array";
-  }
-}
-
 TransferSummary transferRow(std::string operation, std::string memory, std::vector<int64_t>& times,
                             std::vector<int64_t>& sizes) {
   TransferSummary row{std::move(operation), std::move(memory), summarize(times), summarize(sizes), 0};
@@ -181,6 +169,18 @@ std::vector<StreamUsage> streamUsage(const TraceData& trace, const std::vector<D
 }
 
 }  // namespace
+
+std::string_view directionOf(schema::CopyKind kind) {
+  switch (kind) {
+    case schema::CopyKind::kHostToDevice: return "HtoD";
+    case schema::CopyKind::kDeviceToHost: return "DtoH";
+    case schema::CopyKind::kDeviceToDevice: return "DtoD";
+    case schema::CopyKind::kHostToHost: return "HtoH";
+    case schema::CopyKind::kPeerToPeer: return "PtoP";
+    case schema::CopyKind::kUnknown: return "unknown";
+    default: return "array";
+  }
+}
 
 Stats computeStats(const TraceData& trace) {
   Stats stats;

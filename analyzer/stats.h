@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/duration_stats.h"
@@ -32,6 +33,9 @@ struct ApiSummary {
   double share_of_api = 0;  // of all recorded API time
   int64_t errors = 0;       // calls that returned an error
 };
+
+// A copy's direction as nsys names it: "HtoD", "DtoH", "DtoD", "HtoH", "PtoP".
+std::string_view directionOf(schema::CopyKind kind);
 
 struct TransferSummary {  // copies of one direction and memory kind, or memsets
   std::string operation;  // "memcpy HtoD", "memcpy DtoD", "memset"

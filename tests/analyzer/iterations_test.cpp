@@ -15,6 +15,8 @@
 namespace gpuscope::analysis {
 namespace {
 
+using schema::CopyKind;
+using schema::MemoryKind;
 using testing::TempDir;
 using testing::TraceBuilder;
 
@@ -138,6 +140,26 @@ TEST(Iterations, AnEvenSetUpLoopGivesWayToTheLoopOfSteps) {
   EXPECT_EQ(it.source, IterationSource::kKernelPattern);
   EXPECT_NE(it.marker, "gen_sequenced");
   EXPECT_GE(it.list.size(), 40u);
+}
+
+// A CUDA C++ video filter uploads each frame, filters it and reduces it: two kernels a frame, so no kernel comes
+// once in three, and no synchronisation; the frame's upload, one size and direction, opens each iteration.
+TEST(Iterations, AnUploadEachIterationOpensItWhereNoKernelDoes) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int frame = 0; frame < 30; ++frame) {
+    b.copy(CopyKind::kHostToDevice, MemoryKind::kPinned, 8 << 20, t + 1'000, t + 150'000);
+    b.kernel("bilateral", t + 151'000, t + 190'000, 7, t + 2'000);
+    b.kernel("brightness", t + 191'000, t + 199'000, 7, t + 3'000);
+    t += 210'000;
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.source, IterationSource::kCopyPattern);
+  EXPECT_EQ(it.marker, "HtoD copy of 8.0 MiB");
+  EXPECT_GE(it.list.size(), 29u);
+  for (const Iteration& i : it.list) EXPECT_EQ(i.kernels, 2);
 }
 
 // record --torch: the model's forward ranges imply steps (forward to forward, its backward and optimizer step
