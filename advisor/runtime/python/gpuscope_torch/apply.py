@@ -748,7 +748,7 @@ def _guarded(kind, changed, original, graphs, module):
             _roll_back(kind, "CUDA graphs: the forward is handed tensors its previous call returned (state kept from "
                              "call to call, such as a KV cache), which graph replays would overwrite")
             return original(*args, **kwargs)
-        if graphs and not torch.is_grad_enabled() and _kept(state["recent"]):
+        if graphs and not torch.is_grad_enabled() and state["calls"] <= _KEPT_CALLS + 1 and _kept(state["recent"]):
             _roll_back(kind, "CUDA graphs: the caller keeps the outputs of earlier calls (a list of results), which "
                              "graph replays would overwrite")
             return original(*args, **kwargs)
@@ -770,7 +770,8 @@ def _guarded(kind, changed, original, graphs, module):
             return original(*args, **kwargs)
         finally:
             _compiles[id(module)] = _compiles.get(id(module), 0) + _compiled_frames() - compiled_before
-        if graphs:
+        # Over the first calls only: a loop keeps its outputs from the start, and each check costs host time.
+        if graphs and state["calls"] <= _KEPT_CALLS:
             returned = _storages(values.tensors(out))
             state["recent"] = (state["recent"] + [returned])[-2:]
             if state["calls"] <= 3:
@@ -799,6 +800,10 @@ def _carried(handed, returned):
     no state at all lost its CUDA graphs to it."""
     alive = {id(s) for s in (ref() for ref in returned) if s is not None}
     return any(id(ref()) in alive for ref in _storages(handed)) if alive else False
+
+
+# The calls whose outputs are watched for being kept by the caller (_kept).
+_KEPT_CALLS = 16
 
 
 def _kept(recent):
