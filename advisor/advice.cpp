@@ -154,8 +154,9 @@ StepForecast forecast(const Context& c, const std::vector<const Finding*>& findi
   const double step = std::max(0.0, static_cast<double>(c.step.time_ns) - waiting);
   const double busy = std::clamp(static_cast<double>(c.perTimedStep(c.timeline.busy_ns)) - waiting, 0.0, step);
   double busy_saved = 0, idle_saved = 0, extra = 0;
+  const HostChanges changes = hostChanges(c, findings);
   // The gaps between a chain's kernels are launch-bound gaps: with CUDA graphs they are counted there.
-  const bool graphs = hasFix(findings, "cuda_graphs");
+  const bool graphs = changes.graphs;
   for (const Finding* f : findings) {
     if (f->gain.host_side) continue;  // the host's work: forecast on its own
     if (!(graphs && f->id == "fusable_chains")) idle_saved += static_cast<double>(f->gain.idle_ns);
@@ -167,15 +168,13 @@ StepForecast forecast(const Context& c, const std::vector<const Finding*>& findi
   // host allocated them, and freed them again, goes with the graphs. A ResNet-18 that emptied PyTorch's cache every
   // step ran 4.7 ms a step with graphs against 17.9-26.5 as written (bench/corpus/pt_empty_cache_every_step, H200,
   // 2026-11-28).
-  const bool allocate_once =
-      std::any_of(findings.begin(), findings.end(), [](const Finding* f) { return f->id == "allocation_churn"; });
-  if (graphs && c.framework == Framework::kPyTorch && !allocate_once) {  // by hand, all of it is counted already
+  if (graphs && c.framework == Framework::kPyTorch && !changes.allocate_once) {  // by hand, it is all counted
     idle_saved += c.modelAllocationShare() * static_cast<double>(c.perTimedStep(c.timeline.idle.allocating_ns));
   }
   busy_saved = std::min(busy_saved, kMostOfThePool * busy);
   idle_saved = std::min(idle_saved, kMostOfThePool * (step - busy));
   const double busy_left = busy > 0 ? (busy - busy_saved) / busy : 1.0;
-  return {std::llround(step - busy_saved - idle_saved + extra * busy_left), hostAfter(c, hostChanges(c, findings))};
+  return {std::llround(step - busy_saved - idle_saved + extra * busy_left), hostAfter(c, changes)};
 }
 
 }  // namespace

@@ -140,6 +140,11 @@ double Context::shareOfStep(int64_t per_step_ns) const {
 
 bool Context::inTimedSteps(int64_t start_ns) const { return inWindows(step.timed_windows, start_ns); }
 
+bool Context::cudaDeviceMemoryEvent(size_t i) const {
+  const analysis::MemoryTable& m = trace.memory;
+  return m.session[i] == session && m.device[i] == device && m.kind[i] == schema::MemoryKind::kDevice && m.pool[i] == 0;
+}
+
 double Context::modelAllocationShare() const {
   std::vector<Interval> model_ranges;
   for (const analysis::PhaseRange& r : phases) {
@@ -150,10 +155,7 @@ double Context::modelAllocationShare() const {
   const analysis::MemoryTable& m = trace.memory;
   int64_t in_steps = 0, in_model = 0;
   for (size_t i = 0; i < m.size(); ++i) {
-    if (m.session[i] != session || m.device[i] != device || m.kind[i] != schema::MemoryKind::kDevice ||
-        m.pool[i] != 0 || m.op[i] != schema::MemoryOp::kAllocation || !inSteps(m.time_ns[i])) {
-      continue;
-    }
+    if (!cudaDeviceMemoryEvent(i) || m.op[i] != schema::MemoryOp::kAllocation || !inSteps(m.time_ns[i])) continue;
     ++in_steps;
     if (analysis::insideAny(model_ranges, m.time_ns[i])) ++in_model;
   }

@@ -129,6 +129,9 @@ struct Context {
   // GPU idle time from one steady step's GPU end to the next step's start, per gap (0 without steps).
   int64_t idleBetweenStepsNs() const;
   double shareOfPeak(int64_t bytes) const;  // of the measured peak device memory, 0..1
+  // Whether row i of trace.memory is CUDA's own allocation or release of device memory (not a stream-ordered
+  // pool's, not pinned host memory) in this process, on `device`.
+  bool cudaDeviceMemoryEvent(size_t i) const;
   // Of the device allocations (from CUDA, not a pool's) made in the annotated steps, the share made inside the
   // model's forward and backward ranges: 0 without them.
   double modelAllocationShare() const;

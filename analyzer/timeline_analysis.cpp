@@ -100,33 +100,54 @@ std::vector<bool> allocatorSyncs(const TraceData& t) {
 constexpr int64_t kAllocatorGapNs = 100'000;
 
 // Per process: the stretches its threads spent allocating and freeing device memory: the calls, the allocator's
-// synchronisations before freeing, and the host's time between consecutive such calls; merged, sorted.
-std::vector<std::vector<Interval>> allocatorStretches(const TraceData& t) {
+// synchronisations before freeing (allocator_syncs, per call), and the host's time between consecutive such calls;
+// merged, sorted.
+std::vector<std::vector<Interval>> allocatorStretches(const TraceData& t, const std::vector<bool>& allocator_syncs) {
   std::vector<std::vector<Interval>> stretches(t.sessions.size());
-  const std::vector<bool> allocator_syncs = allocatorSyncs(t);
-  std::map<std::pair<int32_t, int64_t>, size_t> last;  // (session, thread) -> its latest call
+  struct Latest {
+    size_t call;
+    bool allocator;
+  };
+  std::map<std::pair<int32_t, int64_t>, Latest> last;  // (session, thread) -> its latest call
   const ApiTable& a = t.api_calls;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (!allocator_syncs[i] && !allocatesDeviceMemory(t.text(a.name[i]))) {
-      last.insert_or_assign({a.session[i], a.thread_id[i]}, i);
-      continue;
+    const bool allocator = allocator_syncs[i] || allocatesDeviceMemory(t.text(a.name[i]));
+    auto [prev, inserted] = last.try_emplace({a.session[i], a.thread_id[i]}, Latest{i, allocator});
+    if (allocator) {
+      const bool follows =
+          !inserted && prev->second.allocator && a.start_ns[i] - a.end_ns[prev->second.call] <= kAllocatorGapNs;
+      stretches[a.session[i]].push_back({follows ? a.start_ns[prev->second.call] : a.start_ns[i], a.end_ns[i]});
     }
-    auto [prev, inserted] = last.try_emplace({a.session[i], a.thread_id[i]}, i);
-    const size_t p = prev->second;
-    const bool follows = !inserted && (allocator_syncs[p] || allocatesDeviceMemory(t.text(a.name[p]))) &&
-                         a.start_ns[i] - a.end_ns[p] <= kAllocatorGapNs;
-    stretches[a.session[i]].push_back({follows ? a.start_ns[p] : a.start_ns[i], a.end_ns[i]});
-    prev->second = i;
+    prev->second = {i, allocator};
   }
   for (auto& list : stretches) list = mergeIntervals(std::move(list));
   return stretches;
+}
+
+// hostSyncEnds, with the allocators' synchronisations (allocator_syncs, per call) left out.
+std::vector<std::vector<int64_t>> syncEnds(const TraceData& t, const std::vector<bool>& allocator_syncs) {
+  std::vector<std::vector<int64_t>> ends(t.sessions.size());
+  std::vector<bool> has_api_calls(t.sessions.size(), false);
+  const ApiTable& a = t.api_calls;
+  for (size_t i = 0; i < a.size(); ++i) {
+    has_api_calls[a.session[i]] = true;
+    if (waitsForGpu(t.text(a.name[i])) && !allocator_syncs[i]) ends[a.session[i]].push_back(a.end_ns[i]);
+  }
+  const SyncTable& s = t.syncs;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!has_api_calls[s.session[i]] && s.kind[i] != schema::SyncKind::kStreamWaitEvent) {
+      ends[s.session[i]].push_back(s.end_ns[i]);
+    }
+  }
+  for (auto& list : ends) std::sort(list.begin(), list.end());
+  return ends;
 }
 
 }  // namespace
 
 std::vector<Interval> deviceAllocationCalls(const TraceData& t, int32_t session) {
   if (session < 0 || static_cast<size_t>(session) >= t.sessions.size()) return {};
-  return allocatorStretches(t)[static_cast<size_t>(session)];
+  return allocatorStretches(t, allocatorSyncs(t))[static_cast<size_t>(session)];
 }
 
 bool recordedByCollector(const schema::SessionRow& session) {
@@ -169,24 +190,7 @@ std::vector<Interval> awayStretches(const std::vector<Interval>& calls, int64_t 
   return away;
 }
 
-std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& t) {
-  std::vector<std::vector<int64_t>> ends(t.sessions.size());
-  std::vector<bool> has_api_calls(t.sessions.size(), false);
-  const ApiTable& a = t.api_calls;
-  const std::vector<bool> allocator_syncs = allocatorSyncs(t);
-  for (size_t i = 0; i < a.size(); ++i) {
-    has_api_calls[a.session[i]] = true;
-    if (waitsForGpu(t.text(a.name[i])) && !allocator_syncs[i]) ends[a.session[i]].push_back(a.end_ns[i]);
-  }
-  const SyncTable& s = t.syncs;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (!has_api_calls[s.session[i]] && s.kind[i] != schema::SyncKind::kStreamWaitEvent) {
-      ends[s.session[i]].push_back(s.end_ns[i]);
-    }
-  }
-  for (auto& list : ends) std::sort(list.begin(), list.end());
-  return ends;
-}
+std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& t) { return syncEnds(t, allocatorSyncs(t)); }
 
 namespace {
 
@@ -198,11 +202,10 @@ struct HostWaits {
 };
 
 HostWaits hostWaits(const TraceData& t) {  // one pass over the calls, for every process
-  HostWaits w{hostSyncEnds(t), std::vector<std::vector<int64_t>>(t.sessions.size()),
-              std::vector<std::vector<Interval>>(t.sessions.size()),
-              std::vector<std::vector<Interval>>(t.sessions.size())};
-  const ApiTable& a = t.api_calls;
   const std::vector<bool> allocator_syncs = allocatorSyncs(t);
+  HostWaits w{syncEnds(t, allocator_syncs), std::vector<std::vector<int64_t>>(t.sessions.size()),
+              std::vector<std::vector<Interval>>(t.sessions.size()), allocatorStretches(t, allocator_syncs)};
+  const ApiTable& a = t.api_calls;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string& name = t.text(a.name[i]);
     if (name.find("emcpy") != std::string::npos) w.copy_calls[a.session[i]].push_back({a.start_ns[i], a.end_ns[i]});
@@ -213,7 +216,6 @@ HostWaits hostWaits(const TraceData& t) {  // one pass over the calls, for every
   }
   for (auto& ends : w.allocator_sync_ends) std::sort(ends.begin(), ends.end());
   for (auto& calls : w.copy_calls) calls = mergeIntervals(std::move(calls));
-  w.alloc_calls = allocatorStretches(t);
   return w;
 }
 

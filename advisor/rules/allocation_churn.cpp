@@ -22,10 +22,7 @@ Churn countChurn(const Context& c) {
   Churn churn;
   const auto& m = c.trace.memory;
   for (size_t i = 0; i < m.size(); ++i) {
-    if (m.session[i] != c.session || m.device[i] != c.device || m.kind[i] != schema::MemoryKind::kDevice ||
-        m.pool[i] != 0 || !c.inTimedSteps(m.time_ns[i])) {
-      continue;
-    }
+    if (!c.cudaDeviceMemoryEvent(i) || !c.inTimedSteps(m.time_ns[i])) continue;
     (m.op[i] == schema::MemoryOp::kAllocation ? churn.allocations : churn.releases) += 1;
     if (churn.first_ns < 0) churn.first_ns = m.time_ns[i];
   }
