@@ -232,17 +232,68 @@ bool compiled(const plan::Fix& fix) {
   return fix.kind == "fusion" || fix.kind == "cuda_graphs" || fix.kind == "gemm_padding";
 }
 
+// What of the program decides which fixes `gpuscope apply` can make to it.
+struct ApplyScope {
+  Framework framework = Framework::kCuda;
+  bool model = false;         // an nn.Module ran (or no bridge to say)
+  bool sharded = false;       // FSDP shards the model
+  bool kept_outputs = false;  // an inference loop keeps its model's outputs (keptModelOutputs)
+};
+
+// Whether a PyTorch program that runs its model without a backward keeps the model's outputs from call to call:
+// the device memory that grows over the run (memory_leak's allocations never freed) is mostly made inside the
+// model's forward ranges. Graph replays write each call's outputs over the last ones, so the bridge rolls CUDA
+// graphs back on such a program (apply.py, _kept): a segmentation eval that kept every batch's logits had them
+// aliased under graphs, 38.7 GiB of them in 23.6 (bench/corpus/pt_eval_keeps_outputs, H200, 2026-11-28).
+bool keptModelOutputs(const Context& c) {
+  if (c.framework != Framework::kPyTorch || !c.memory.leak.growing) return false;
+  std::vector<analysis::PhaseRange> forwards;
+  for (const analysis::PhaseRange& p : c.phases) {
+    if (p.phase == analysis::Phase::kBackward) return false;  // training: its outputs feed the backward
+    if (p.phase == analysis::Phase::kForward) forwards.push_back(p);
+  }
+  int64_t inside = 0, all = 0;
+  for (int32_t i : c.memory.leak.suspects) {
+    const analysis::Allocation& a = c.memory.allocations[static_cast<size_t>(i)];
+    all += a.bytes;
+    const bool in_forward = std::any_of(forwards.begin(), forwards.end(), [&](const analysis::PhaseRange& p) {
+      return p.start <= a.alloc_ns && a.alloc_ns < p.end;
+    });
+    if (in_forward) inside += a.bytes;
+  }
+  return all > 0 && inside * 2 > all;
+}
+
 // Whether gpuscope applies the fix as it stands: the PyTorch bridge applies every kind but attention (the
 // model's code must change), optimizer settings other than fused (another optimizer), CUDA graphs under
-// gradient accumulation, torch.compile of a model FSDP shards and, where no nn.Module ran, those made to a
-// model's forward; the runtime for CUDA C++ programs applies fusion and checkpointing; JAX and CuPy programs
-// get neither.
-bool appliedByGpuscope(const plan::Fix& fix, Framework framework, bool model, bool sharded) {
-  if (framework == Framework::kJax || framework == Framework::kCuPy) return false;  // no runtime, no bridge
-  if (framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
-  if (fix.kind == "attention" || (needsModel(fix) && !model) || (sharded && compiled(fix))) return false;
-  if (fix.kind == "cuda_graphs" && fix.param("forwards_per_step")) return false;  // gradient accumulation
+// gradient accumulation or where the program keeps its model's outputs, torch.compile of a model FSDP shards
+// and, where no nn.Module ran, those made to a model's forward; the runtime for CUDA C++ programs applies fusion
+// and checkpointing; JAX and CuPy programs get neither.
+bool appliedByGpuscope(const plan::Fix& fix, const ApplyScope& scope) {
+  if (scope.framework == Framework::kJax || scope.framework == Framework::kCuPy) return false;  // no runtime
+  if (scope.framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
+  if (fix.kind == "attention" || (needsModel(fix) && !scope.model) || (scope.sharded && compiled(fix))) return false;
+  if (fix.kind == "cuda_graphs" && (fix.param("forwards_per_step") || scope.kept_outputs)) return false;
   return fix.kind != "optimizer" || fix.text("setting") == "fused";
+}
+
+// Why a finding's fixes are left to the user: the first reason of appliedByGpuscope that holds for them.
+std::string byHandReason(const std::vector<plan::Fix>& fixes, const ApplyScope& scope) {
+  auto any = [&](auto predicate) { return std::any_of(fixes.begin(), fixes.end(), predicate); };
+  if (!scope.model && any(needsModel)) {
+    return "by hand: no nn.Module ran (the step is a plain function), and gpuscope apply changes a model's forward; "
+           "torch.compile the step function yourself";
+  }
+  if (scope.sharded && any(compiled)) {
+    return "by hand: gpuscope apply does not compile a model FSDP shards (torch.compile recompiled it block by block "
+           "and ran slower); compile each sharded block yourself";
+  }
+  if (scope.kept_outputs && any([](const plan::Fix& f) { return f.kind == "cuda_graphs"; })) {
+    return "by hand: the program keeps its model's outputs from call to call (the memory that grows is made in the "
+           "model's forward), and each CUDA graph replay writes over the last call's outputs; clone what you keep "
+           "(or move it to the host) before using graphs";
+  }
+  return "by hand: gpuscope apply cannot make this change (the fix above shows how)";
 }
 
 int64_t netTimeGain(const Finding& f) { return f.gain.time_ns - f.gain.extra_time_ns; }
@@ -272,20 +323,17 @@ bool worseForGoal(const plan::Outcome& predicted, const plan::Outcome& measured,
 std::vector<const Finding*> choosePlan(const Context& c, std::vector<Finding>& findings, Goal goal,
                                        const plan::Outcome& measured) {
   std::vector<Finding*> chosen;
-  const bool model = c.framework != Framework::kPyTorch || c.modelRan();
+  ApplyScope scope;
+  scope.framework = c.framework;
+  scope.model = c.framework != Framework::kPyTorch || c.modelRan();
   // torch.compile of a GPT-2 sharded by FSDP2 recompiled for each block and ran slower under `gpuscope apply`
   // (2 x H100, 2026-11-26: rolled back, 87.4 ms a step plain against 123.0 under apply).
-  const bool sharded = c.dataParallel() == DataParallel::kFsdp;
+  scope.sharded = c.dataParallel() == DataParallel::kFsdp;
+  scope.kept_outputs = keptModelOutputs(c);
   for (Finding& f : findings) {
-    auto applied = [&](const plan::Fix& fix) { return appliedByGpuscope(fix, c.framework, model, sharded); };
+    auto applied = [&](const plan::Fix& fix) { return appliedByGpuscope(fix, scope); };
     if (f.fix.plan.empty() || !std::any_of(f.fix.plan.begin(), f.fix.plan.end(), applied)) {
-      f.plan_status = !model && std::any_of(f.fix.plan.begin(), f.fix.plan.end(), needsModel)
-                          ? "by hand: no nn.Module ran (the step is a plain function), and gpuscope apply changes a "
-                            "model's forward; torch.compile the step function yourself"
-                      : sharded && std::any_of(f.fix.plan.begin(), f.fix.plan.end(), compiled)
-                          ? "by hand: gpuscope apply does not compile a model FSDP shards (torch.compile recompiled "
-                            "it block by block and ran slower); compile each sharded block yourself"
-                          : "by hand: gpuscope apply cannot make this change (the fix above shows how)";
+      f.plan_status = byHandReason(f.fix.plan, scope);
     } else if (!servesGoal(f, goal)) {
       f.plan_status = goal == Goal::kMemory ? "left out of the memory plan: it saves no memory"
                       : f.gain.extra_time_ns > 0

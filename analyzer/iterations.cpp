@@ -104,6 +104,26 @@ using RangeKey = std::tuple<int32_t, int32_t, std::string, int64_t>;  // session
 // Each process's kernel launch times, sorted.
 using LaunchesBySession = std::map<int32_t, std::vector<int64_t>>;
 
+// The PyTorch bridge's marks in one process: where it removed its module hooks, and where `apply --record`'s
+// timing check began running the model as written and where it ended; -1 where absent.
+struct BridgeMarks {
+  int64_t removed = -1, written = -1, checked = -1;
+  // The check's calls as written, empty (start == end) where it ran none.
+  Interval asWritten() const { return written >= 0 && checked > written ? Interval{written, checked} : Interval{}; }
+};
+
+BridgeMarks bridgeMarks(const TraceData& t, int32_t session) {
+  BridgeMarks m;
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    if (t.nvtx.kind[r] != schema::NvtxKind::kMark || t.nvtx.session[r] != session) continue;
+    const std::string& name = t.text(t.nvtx.name[r]);
+    if (name == kHooksRemovedMark && m.removed < 0) m.removed = t.nvtx.start_ns[r];
+    if (name == kApplyCheckDoneMark && m.checked < 0) m.checked = t.nvtx.start_ns[r];
+    if (name == kApplyAsWrittenMark && m.written < 0) m.written = t.nvtx.start_ns[r];
+  }
+  return m;
+}
+
 // Per process, the ends of the PyTorch bridge's optimizer.step ranges, in order.
 std::map<int32_t, std::vector<int64_t>> optimizerStepEnds(const TraceData& t) {
   std::map<int32_t, std::vector<int64_t>> ends;
@@ -190,8 +210,10 @@ void addModuleSteps(const TraceData& t, const LaunchesBySession& launches,
 // Of these groups of ranges, the repeating one with regular kernel counts after its first instances that
 // covers the most of its own process's kernel launches (ties: the one with more instances; between processes,
 // within 2 %: the first). Irregular ranges (compilation, data loading) are not iterations, nor is a range that holds
-// under a third of its process's kernels (an annotation of a part).
-Iterations bestGroup(std::map<RangeKey, std::vector<Iteration>>& groups, const LaunchesBySession& launches) {
+// under a third of its process's kernels (an annotation of a part). The instances `apply --record`'s check ran as
+// the script wrote them launch other kernels than those around them and are left out of the regularity.
+Iterations bestGroup(const TraceData& t, std::map<RangeKey, std::vector<Iteration>>& groups,
+                     const LaunchesBySession& launches) {
   Iterations best;
   double best_covered = 0;
   static const std::vector<int64_t> kNoLaunches;
@@ -204,6 +226,10 @@ Iterations bestGroup(std::map<RangeKey, std::vector<Iteration>>& groups, const L
     std::vector<double> counts = launchesPerRange(sorted_launch, ranges);
     double covered = 0;
     for (double c : counts) covered += c;
+    const Interval written = bridgeMarks(t, std::get<0>(key)).asWritten();
+    for (size_t i = ranges.size(); i-- > 0;) {
+      if (ranges[i].start_ns >= written.start && ranges[i].start_ns < written.end) counts.erase(counts.begin() + i);
+    }
     // The first instances may be warm-up (a compiler's first calls, autotuning): judge regularity on the
     // rest, keeping at least the last two thirds.
     counts.erase(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(std::max<size_t>(1, counts.size() / 3)));
@@ -239,12 +265,12 @@ Iterations fromNvtx(const TraceData& t, const std::vector<int64_t>& launch, int3
     if (inSession(t.kernels.session[k], only)) launches[t.kernels.session[k]].push_back(launch[k]);
   }
   for (auto& [session, times] : launches) std::sort(times.begin(), times.end());
-  Iterations own = bestGroup(groups, launches);
+  Iterations own = bestGroup(t, groups, launches);
   if (own.source == IterationSource::kNvtx) return own;
   std::map<RangeKey, std::vector<Iteration>> steps;
   addModuleSteps(t, launches, steps);
   std::erase_if(steps, [only](const auto& group) { return !inSession(std::get<0>(group.first), only); });
-  return bestGroup(steps, launches);
+  return bestGroup(t, steps, launches);
 }
 
 // Kernels of the busiest device (of process `only`, unless it is kNone), in start order.
@@ -407,19 +433,10 @@ Iterations fromHostSyncs(const TraceData& t, const std::vector<int64_t>& launch,
 // they count from the end of its timing check, where that comes later: the check's calls compile the model
 // and run some as the script wrote it.
 void markHookFree(const TraceData& t, Iterations& it) {
-  int64_t removed = -1, checked = -1, written = -1;
-  for (size_t r = 0; r < t.nvtx.size(); ++r) {
-    if (t.nvtx.kind[r] != schema::NvtxKind::kMark || t.nvtx.session[r] != it.session) continue;
-    const std::string& name = t.text(t.nvtx.name[r]);
-    if (name == kHooksRemovedMark && removed < 0) removed = t.nvtx.start_ns[r];
-    if (name == kApplyCheckDoneMark && checked < 0) checked = t.nvtx.start_ns[r];
-    if (name == kApplyAsWrittenMark && written < 0) written = t.nvtx.start_ns[r];
-  }
-  if (written >= 0 && checked > written) {
-    it.as_written = {written, checked};
-    for (Iteration& i : it.list) i.as_written = i.start_ns >= written && i.start_ns < checked;
-  }
-  it.hooks_removed_ns = removed < 0 ? -1 : std::max(removed, checked);
+  const BridgeMarks marks = bridgeMarks(t, it.session);
+  it.as_written = marks.asWritten();
+  for (Iteration& i : it.list) i.as_written = i.start_ns >= it.as_written.start && i.start_ns < it.as_written.end;
+  it.hooks_removed_ns = marks.removed < 0 ? -1 : std::max(marks.removed, marks.checked);
   if (it.hooks_removed_ns < 0) return;
   for (Iteration& i : it.list) i.hook_free = i.start_ns >= it.hooks_removed_ns;
 }
@@ -508,13 +525,14 @@ StepWindows stepWindows(const std::vector<Iteration>& list, const std::vector<bo
   return s;
 }
 
-// The steady iterations that `take` accepts. Without NVTX ranges the last iteration has no end of its own.
+// The steady iterations that `take` accepts. Without NVTX ranges the last iteration has no end of its own. Never
+// those `apply --record`'s check ran as the script wrote them: they are gpuscope's, of neither run.
 template <typename Take>
 std::vector<bool> steadyMask(const Iterations& it, Take take) {
   const auto& list = it.list;
   const size_t usable = it.source == IterationSource::kNvtx || list.size() < 4 ? list.size() : list.size() - 1;
   std::vector<bool> mask(usable);
-  for (size_t i = 0; i < usable; ++i) mask[i] = !list[i].warmup && take(i);
+  for (size_t i = 0; i < usable; ++i) mask[i] = !list[i].warmup && !list[i].as_written && take(i);
   return mask;
 }
 
@@ -542,8 +560,7 @@ SteadySteps steadySteps(const Iterations& it) {
   s.hook_free = enough(hook_free);
   s.timed = stepWindows(it.list, timedFrom(it, hook_free));
   if (s.hook_free) {
-    s.annotated =
-        stepWindows(it.list, steadyMask(it, [&](size_t i) { return !it.list[i].hook_free && !it.list[i].as_written; }));
+    s.annotated = stepWindows(it.list, steadyMask(it, [&](size_t i) { return !it.list[i].hook_free; }));
   }
   if (s.annotated.windows.empty() || !s.hook_free) s.annotated = s.timed;
   return s;

@@ -135,6 +135,24 @@ TEST(CorpusForecast, CudaGraphsTakeTheModelsAllocationIdle) {
   EXPECT_LT(a.plan_predicted.step_time_ns, 0.3 * static_cast<double>(a.measured.step_time_ns));
 }
 
+// A segmentation eval that keeps every batch's logits on the GPU, recorded on an H200: graph replays would write
+// each call's logits over the last ones, so `gpuscope apply` rolls CUDA graphs back on it (H100, 2026-11-28), and
+// the plan leaves them to the user instead of counting them (it predicted 3.40 ms a step with them, against 8.6
+// measured with the graphs rolled back). Its twin, which keeps a confusion matrix only, keeps nothing.
+TEST(CorpusForecast, KeptOutputsLeaveCudaGraphsOutOfThePlan) {
+  for (const char* twin : {"program", "clean"}) {
+    SCOPED_TRACE(twin);
+    const Judged j = adviseOn(kTraces / (std::string("pt_eval_keeps_outputs.") + twin + ".gpuscope"));
+    const Finding* graphs = nullptr;
+    for (const Finding& f : j.advice.findings) {
+      for (const plan::Fix& fix : f.fix.plan) graphs = fix.kind == "cuda_graphs" ? &f : graphs;
+    }
+    ASSERT_TRUE(graphs);
+    const bool by_hand = graphs->plan_status.find("keeps its model's outputs") != std::string::npos;
+    EXPECT_EQ(by_hand, std::string(twin) == "program") << graphs->plan_status;
+  }
+}
+
 // A tabular classifier whose loss, hard-example pick and accuracy run around the model, recorded on an H100:
 // `gpuscope apply` compiles the model alone, so the plan's fusion holds the chains inside its forward and
 // backward and counts their saving only; the others stay in the finding, to fuse by hand. (On an H200 its plan

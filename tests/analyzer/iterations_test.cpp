@@ -326,6 +326,33 @@ TEST(Iterations, TheChecksCallsAsWrittenAreNeitherStepsNorPeak) {
   EXPECT_EQ(m.peakDevice()->peak_bytes, int64_t{100} << 20);
 }
 
+// A short program under `apply --record` (12 steps, as samples/pytorch/advisor_cases.py runs): its check's calls
+// as written launch many kernels where the compiled calls around them launch few. Its own "step" ranges are still
+// its iterations (they were taken for irregular, and a kernel pattern spanning the calls as written timed the
+// step), and no step is timed on the calls as written.
+TEST(Iterations, AShortRunsStepsUnderApplyLeaveTheCallsAsWrittenOut) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int step = 0; step < 12; ++step) {
+    if (step == 1) b.mark(std::string(kHooksRemovedMark), t - 100);
+    if (step == 7) b.mark(std::string(kApplyAsWrittenMark), t - 100);
+    if (step == 10) b.mark(std::string(kApplyCheckDoneMark), t - 100);
+    const bool written = step >= 7 && step < 10;
+    b.nvtx("step", t, t + 90'000);
+    const int kernels = written ? 30 : 3;
+    for (int k = 0; k < kernels; ++k) b.kernel("k", t + 1'000 + k * 2'500, t + 3'000 + k * 2'500);
+    t += written ? 150'000 : 100'000;
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  ASSERT_EQ(it.source, IterationSource::kNvtx);
+  EXPECT_EQ(it.marker, "step");
+  const std::vector<bool> timed = timedIterations(it);
+  for (size_t i = 0; i < timed.size(); ++i) EXPECT_FALSE(timed[i] && it.list[i].as_written) << i;
+  EXPECT_EQ(stepNs(it), 100'000);
+}
+
 // torch.compile's first steps run other kernels (compiling, autotuning) than the steady ones: the step
 // ranges are still the iterations.
 TEST(Iterations, IrregularFirstStepsAreWarmUp) {

@@ -2,8 +2,8 @@
 bootstrap's sitecustomize on PYTHONPATH, GPUSCOPE_TORCH=apply), to programs that know nothing of them."""
 
 import json
-import re
 import pathlib
+import re
 import sys
 import tempfile
 import unittest
@@ -402,6 +402,22 @@ class Checked(PlanCase):
         self.assertRegex(lines[-1], r"precision-1 \(precision\): (checked|rolled back: slower): Sequential.forward "
                                     r"took [\d.]+ ms per call with the fixes \(calls 5-7\) and [\d.]+ ms as written "
                                     r"\(calls 9-10\), gpuscope's module hooks \([\d.]+ us per module call\) taken off")
+
+    def test_a_roll_back_inside_the_window_starts_the_check_over(self):
+        # The compile fails at call 6, inside the window of calls 5-7, and the call run as written then pays a
+        # one-off 0.3 s: the window starts over three calls later, so autocast is timed without it.
+        plan = self.plan({"kind": "fusion"}, {"kind": "precision", "setting": "bf16_autocast"})
+        plain = support.run_ok(self, "first_run_cost.py", extra_env=self.CHECK)
+        applied = support.run_ok(self, "first_run_cost.py", plan=plan, extra_env=self.CHECK)
+        self.assertEqual(json.loads(applied.stdout), json.loads(plain.stdout))
+        lines = support.bridge_lines(applied.stderr)
+        self.assertTrue(any("fusion-1 (fusion): rolled back: RuntimeError: a one-off failure" in line
+                            for line in lines), lines)
+        window = [re.search(r"precision-2 \(precision\): (?:checked|rolled back: slower): Net.forward took ([\d.]+) "
+                            r"ms per call with the fixes \(calls 10-12\)", line) for line in lines]
+        window = [found for found in window if found]
+        self.assertEqual(len(window), 1, lines)
+        self.assertLess(float(window[0].group(1)), 50.0)
 
     def test_a_program_too_short_to_time_is_told_its_fixes_were_not_checked(self):
         applied = support.run_ok(self, "varlen.py", "3", plan=self.plan({"kind": "fusion"}), extra_env=self.CHECK)
