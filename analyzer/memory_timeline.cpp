@@ -17,6 +17,9 @@ bool isDeviceMemory(MemoryKind kind) {
 constexpr int64_t kMinLeakBytes = 1 << 20;
 constexpr double kMinLeakShare = 0.05;
 constexpr int kTimeSamples = 8;
+// Without iterations, the share of the device's kernels that must run while memory still grows for the growth to
+// be read as a leak (samplePoints).
+constexpr double kGrowthShareOfKernels = 0.5;
 // Growth over fewer intervals is not a leak's evidence: the first steady steps can each make something once
 // (transformers' generate with its forward in CUDA graphs: cuBLAS's 32 MiB workspace for the graphs' stream in
 // one step, a graph's pool in the next, 156 → 190 MiB over its only 3 steps, then no more).
@@ -145,8 +148,23 @@ void findLiveAtPeak(MemoryAnalysis& m) {
   }
 }
 
-// When to measure: the end of each steady iteration, or even points between the first and last allocation.
-std::vector<int64_t> samplePoints(const DeviceMemory& d, const Iterations& iterations, std::string& basis) {
+// The share of the device's kernels that start inside [from, to]: 0 without kernels.
+double shareOfKernels(const TraceData& t, int32_t device, int64_t from, int64_t to) {
+  int64_t all = 0, inside = 0;
+  for (size_t k = 0; k < t.kernels.size(); ++k) {
+    if (t.kernels.device[k] != device) continue;
+    ++all;
+    inside += t.kernels.start_ns[k] >= from && t.kernels.start_ns[k] <= to;
+  }
+  return all > 0 ? static_cast<double>(inside) / static_cast<double>(all) : 0.0;
+}
+
+// When to measure: the end of each steady iteration, or even points between the first allocation and the last
+// growth. Without iterations, growth that ends before most of the device's kernels have run is the program's
+// set-up (weights and buffers allocated once, kept to the end: a cuBLAS MLP's 512 MiB before its 200 timed
+// kernels), no leak: no points then.
+std::vector<int64_t> samplePoints(const TraceData& t, const DeviceMemory& d, const Iterations& iterations,
+                                  std::string& basis) {
   std::vector<int64_t> points;
   for (const Iteration& i : iterations.list) {
     if (!i.warmup) points.push_back(i.end_ns);
@@ -163,15 +181,16 @@ std::vector<int64_t> samplePoints(const DeviceMemory& d, const Iterations& itera
   for (size_t p = 1; p < d.timeline.size(); ++p) {
     if (d.timeline[p].live_bytes > d.timeline[p - 1].live_bytes) last_growth = d.timeline[p].time_ns;
   }
+  if (shareOfKernels(t, d.device, first, last_growth) < kGrowthShareOfKernels) return points;
   for (int k = 1; k <= kTimeSamples; ++k) points.push_back(first + (last_growth - first) * k / kTimeSamples);
   return points;
 }
 
-LeakCheck checkLeak(const MemoryAnalysis& m, const Iterations& iterations) {
+LeakCheck checkLeak(const TraceData& t, const MemoryAnalysis& m, const Iterations& iterations) {
   LeakCheck leak;
   if (m.devices.empty()) return leak;
   const DeviceMemory& d = *m.peakDevice();
-  std::vector<int64_t> points = samplePoints(d, iterations, leak.basis);
+  std::vector<int64_t> points = samplePoints(t, d, iterations, leak.basis);
   for (int64_t t : points) leak.samples.push_back(liveAt(d, t));
   // The last iteration can end in the program's teardown, which frees what it kept: not a step's measure.
   if (leak.basis == "iterations" && leak.samples.size() > 3 && leak.samples.back() < leak.samples.end()[-2]) {
@@ -243,7 +262,7 @@ MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iteration
   MemoryAnalysis m = Replay(trace).run();
   leaveOutCheckCalls(m, iterations.as_written);
   findLiveAtPeak(m);
-  m.leak = checkLeak(m, iterations);
+  m.leak = checkLeak(trace, m, iterations);
   return m;
 }
 

@@ -120,6 +120,28 @@ TEST(Memory, TeardownInTheLastStepDoesNotHideALeak) {
   EXPECT_EQ(a.memory.leak.growth_per_sample_bytes, 2 * kMiB);
 }
 
+// Without steps, memory allocated in the set-up and kept to the end is no leak: a cuBLAS MLP allocates its 8 buffers
+// (each filled by a kernel) before its 200 kernels of work (bench/corpus/cuda_sgemm_fp32, H200, 2026-11-28, read
+// as growing by 64 MiB at each of 8 points between its first allocation and its last). The same allocations
+// spread through the work are.
+TEST(Memory, SetUpAllocationsWithoutStepsAreNoLeak) {
+  for (const bool spread : {false, true}) {
+    TempDir dir;
+    testing::TraceBuilder b(dir.path("setup.gpuscope"));
+    int64_t t = 0;
+    for (int i = 0; i < 208; ++i, t += 100'000) {
+      const bool allocates = spread ? i % 26 == 0 : i < 8;
+      if (allocates) b.memory(schema::MemoryOp::kAllocation, 0x7f0000000000 + i * 128 * kMiB, 64 * kMiB, t);
+      // Irregular kernels, so no iterations are found.
+      b.kernel("void work_kernel<float>(float*, int)", t + 10'000, t + 20'000 + (i * 7919 % 61) * 1'000);
+    }
+    ASSERT_TRUE(b.finish());
+    const Analysed a = analyse(dir.path("setup.gpuscope"));
+    EXPECT_EQ(a.memory.leak.basis, "time") << spread;
+    EXPECT_EQ(a.memory.leak.growing, spread) << spread;
+  }
+}
+
 TEST(Memory, PyTorchCachingAllocatorGrowsInWarmupOnly) {
   const Analysed a = analyse(testing::fixturePath("pytorch_gpt2_step.gpuscope"));
   EXPECT_GT(a.memory.devices[0].peak_bytes, 1LL << 30);
