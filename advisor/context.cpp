@@ -92,7 +92,11 @@ Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t dev
     if (step.forwards > 1) {
       step.basis += ", each " + std::to_string(step.forwards) + " forwards of the model (gradient accumulation)";
     }
-    if (hook_free) {
+    if (hook_free && it.applied) {
+      step.basis +=
+          ", after the check of gpuscope apply (the steps before it ran the model as written, compiling "
+          "or checking)";
+    } else if (hook_free) {
       step.basis += ", after the PyTorch bridge removed its module hooks; module attribution from " +
                     std::to_string(step.count) + " annotated steps before";
     }

@@ -436,6 +436,7 @@ void markHookFree(const TraceData& t, Iterations& it) {
   const BridgeMarks marks = bridgeMarks(t, it.session);
   it.as_written = marks.asWritten();
   for (Iteration& i : it.list) i.as_written = i.start_ns >= it.as_written.start && i.start_ns < it.as_written.end;
+  it.applied = marks.checked >= 0;
   it.hooks_removed_ns = marks.removed < 0 ? -1 : std::max(marks.removed, marks.checked);
   if (it.hooks_removed_ns < 0) return;
   for (Iteration& i : it.list) i.hook_free = i.start_ns >= it.hooks_removed_ns;
@@ -559,7 +560,7 @@ SteadySteps steadySteps(const Iterations& it) {
   const std::vector<bool> hook_free = hookFreeMask(it);
   s.hook_free = enough(hook_free);
   s.timed = stepWindows(it.list, timedFrom(it, hook_free));
-  if (s.hook_free) {
+  if (s.hook_free && !it.applied) {
     s.annotated = stepWindows(it.list, steadyMask(it, [&](size_t i) { return !it.list[i].hook_free; }));
   }
   if (s.annotated.windows.empty() || !s.hook_free) s.annotated = s.timed;

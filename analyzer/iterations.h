@@ -40,6 +40,9 @@ struct Iterations {
   // Where `apply --record`'s timing check ran the model as written (kApplyAsWrittenMark to kApplyCheckDoneMark);
   // empty (start == end) where it did not.
   Interval as_written;
+  // Recorded under `apply --record`, whose check marked its end (kApplyCheckDoneMark): the steps before it ran the
+  // model as written (its first call), compiling or inside the check, none the program as applied.
+  bool applied = false;
   int64_t warmupCount() const;
   // The steady (not warm-up) iteration whose GPU span holds this time, or kNone.
   int32_t steadyIterationAt(int64_t gpu_ns) const;
@@ -55,9 +58,9 @@ struct StepWindows {
 
 // The steady iterations a step is measured on. Where the PyTorch bridge removed its module hooks part-way
 // and at least two hook-free steps follow, `timed` are those (less the first, in which the switch happened
-// and a compiled model may recompile) and `annotated` the ones before; otherwise both are every steady
-// iteration. Without NVTX ranges the last iteration has no end of its own (it runs on into the program's
-// clean-up) and is left out.
+// and a compiled model may recompile) and `annotated` the ones before (under `apply --record` the timed ones
+// too: Iterations::applied); otherwise both are every steady iteration. Without NVTX ranges the last iteration has no
+// end of its own (it runs on into the program's clean-up) and is left out.
 struct SteadySteps {
   StepWindows annotated, timed;
   bool hook_free = false;

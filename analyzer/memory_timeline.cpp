@@ -159,15 +159,17 @@ double shareOfKernels(const TraceData& t, int32_t device, int64_t from, int64_t 
   return all > 0 ? static_cast<double>(inside) / static_cast<double>(all) : 0.0;
 }
 
-// When to measure: the end of each steady iteration, or even points between the first allocation and the last
-// growth. Without iterations, growth that ends before most of the device's kernels have run is the program's
-// set-up (weights and buffers allocated once, kept to the end: a cuBLAS MLP's 512 MiB before its 200 timed
-// kernels), no leak: no points then.
+// When to measure: the end of each steady iteration (under `apply --record`, after its check), or even points between
+// the first allocation and the last growth. Without iterations, growth that ends before most of the device's kernels
+// have run is the program's set-up (weights and buffers allocated once, kept to the end: a cuBLAS MLP's 512 MiB before
+// its 200 timed kernels), no leak: no points then.
 std::vector<int64_t> samplePoints(const TraceData& t, const DeviceMemory& d, const Iterations& iterations,
                                   std::string& basis) {
   std::vector<int64_t> points;
   for (const Iteration& i : iterations.list) {
-    if (!i.warmup) points.push_back(i.end_ns);
+    // Under `apply --record` the steps up to the end of its check compile, record graphs and run the model as
+    // written, each allocating its own once: the program as applied begins after it.
+    if (!i.warmup && (!iterations.applied || i.hook_free)) points.push_back(i.end_ns);
   }
   if (points.size() >= 3) {
     basis = "iterations";

@@ -282,6 +282,19 @@ TEST(Iterations, UnderApplyTheStepsAfterItsCheckAreTheTimedOnes) {
   EXPECT_TRUE(it.list[10].hook_free);
 }
 
+// Under `apply --record` the steps before its check's end are no annotated steps either: the model's first call ran
+// as written (fp32), the next ones compiled or were timed by the check, none the program as applied (the naive
+// loop's first call read as fp32 GEMMs left after bf16 autocast was applied, H200, 2026-11-28).
+TEST(Iterations, UnderApplyOnlyTheStepsAfterItsCheckAreTheProgramsSteps) {
+  const Iterations it = underApply(14, 10, {});
+  ASSERT_TRUE(it.applied);
+  const SteadySteps s = steadySteps(it);
+  ASSERT_TRUE(s.hook_free);
+  ASSERT_FALSE(s.annotated.windows.empty());
+  for (const Interval& w : s.annotated.windows) EXPECT_GE(w.start, it.hooks_removed_ns);
+  EXPECT_FALSE(underApply(14, -1, {}).applied);
+}
+
 // With the check off (GPUSCOPE_APPLY_CHECK=0) no check ends, so the compile falls in the first hook-free steps.
 // They are warm-up, judged among the hook-free steps, and the steady step is the program's own.
 TEST(Iterations, ACompileInTheFirstHookFreeStepsIsWarmUp) {
