@@ -287,34 +287,44 @@ std::optional<Finding> cachingAllocatorFragmentation(const Context& c) {
   return f;
 }
 
+// What a stream-ordered pool reserved at its largest beyond the most its allocations held at once: memory it never
+// needed. Reserved against in use at one moment is not that: a pool told to keep what is freed (its release
+// threshold) holds the next step's buffers between steps (a heat solver that takes its field from the pool each
+// step: 160 MiB reserved and 64 MiB in use between steps, 128 MiB in use at its peak; H200, 2026-11-28).
+// A pool that handed nothing out holds only what it reserved when made (NCCL's and PyTorch's pools, 32 MiB): 0.
+int64_t neverNeeded(const analysis::PoolUsage& p) {
+  return p.allocations > 0 ? p.peak_reserved_bytes - p.peak_used_bytes : 0;
+}
+
 std::optional<Finding> poolFragmentation(const Context& c) {
   const analysis::PoolUsage* worst = nullptr;
   for (const auto& p : c.pools) {
-    if (!worst || p.slackBytes() > worst->slackBytes()) worst = &p;
+    if (!worst || neverNeeded(p) > neverNeeded(*worst)) worst = &p;
   }
-  if (!worst || worst->slackBytes() < (int64_t{16} << 20) || worst->slackBytes() * 4 < worst->worst.reserved_bytes) {
+  if (!worst || neverNeeded(*worst) < (int64_t{16} << 20) || neverNeeded(*worst) * 4 < worst->peak_reserved_bytes) {
     return cachingAllocatorFragmentation(c);
   }
   Finding f = startFinding(c, kRules[3]);
-  const int64_t slack = worst->slackBytes();
+  const int64_t slack = neverNeeded(*worst);
   f.title = "A memory pool holds " + formatBytes(slack) + " it does not hand out";
-  f.summary = "A stream-ordered memory pool reserved " + formatBytes(worst->worst.reserved_bytes) +
-              " from the device while " + formatBytes(worst->worst.used_bytes) + " of it was in use.";
+  f.summary = "A stream-ordered memory pool reserved up to " + formatBytes(worst->peak_reserved_bytes) +
+              " from the device while its allocations never held more than " + formatBytes(worst->peak_used_bytes) +
+              " at once.";
   f.evidence.push_back({"pool reserved " + formatBytes(worst->worst.reserved_bytes) + ", in use " +
-                            formatBytes(worst->worst.used_bytes) + ": " + formatBytes(slack) + " held unused (" +
-                            formatShare(static_cast<double>(slack) / static_cast<double>(worst->worst.reserved_bytes)) +
-                            ")",
+                            formatBytes(worst->worst.used_bytes) + " at its most reserved-but-unused moment",
                         {{"time_range", "pool record", worst->worst.time_ns, worst->worst.time_ns}}});
-  f.evidence.push_back({formatCount(worst->allocations) + " allocations from the pool; at most " +
-                            formatBytes(worst->peak_used_bytes) + " in use, up to " +
-                            formatBytes(worst->peak_reserved_bytes) + " reserved",
-                        {}});
+  f.evidence.push_back(
+      {formatCount(worst->allocations) + " allocations from the pool; at most " + formatBytes(worst->peak_used_bytes) +
+           " in use, up to " + formatBytes(worst->peak_reserved_bytes) + " reserved: " + formatBytes(slack) +
+           " never needed at once (" +
+           formatShare(static_cast<double>(slack) / static_cast<double>(worst->peak_reserved_bytes)) + ")",
+       {}});
   f.gain.memory_bytes = slack;
   const int64_t peak = std::max(c.model.measured_peak_bytes, worst->peak_reserved_bytes);
   f.gain.share_of_peak = peak > 0 ? static_cast<double>(slack) / static_cast<double>(peak) : 0.0;
   f.gain.basis =
-      "the pool's own record of reserved and used bytes (CUPTI memory-pool records): the unused part "
-      "is what an allocator that maps memory on demand would not hold";
+      "the pool's largest reservation less the most its allocations held at once (CUPTI memory-pool records "
+      "and its allocations): what an allocator that maps memory on demand would not hold";
   f.fix.plan.push_back({"allocator-1", "allocator", f.id, {{"setting", std::string("expandable_segments:True")}}});
   setSeverity(f);
   return f;
