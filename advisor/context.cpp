@@ -56,7 +56,8 @@ int32_t stepDevice(const TraceData& t, const analysis::Stats& stats, const Itera
 }
 
 std::string iterationsBasis(const Iterations& it, int64_t steady) {
-  std::string basis = "median start-to-start time of " + std::to_string(steady) + " steady iterations (";
+  std::string basis = std::string(analysis::stepStatistic(it)) + " start-to-start time of " + std::to_string(steady) +
+                      " steady iterations (";
   switch (it.source) {
     case analysis::IterationSource::kNvtx: return basis + "NVTX range '" + it.marker + "')";
     case analysis::IterationSource::kGraphLaunch: return basis + "each a launch of " + it.marker + ")";
@@ -86,7 +87,7 @@ Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t dev
     step.from_iterations = true;
     step.count = static_cast<int64_t>(annotated.windows.size());
     step.timed_count = static_cast<int64_t>(timed.windows.size());
-    step.time_ns = analysis::summarize(timed.periods).median;
+    step.time_ns = analysis::stepOf(it, timed.periods);
     step.basis = iterationsBasis(it, step.timed_count);
     step.forwards = medianForwards(it);
     if (step.forwards > 1) {
@@ -335,26 +336,7 @@ bool Context::alreadyFused() const {
   return all > 0 && 2 * fused >= all;
 }
 
-bool Context::stepsRepeat() const {
-  const auto& k = trace.kernels;
-  std::map<std::vector<int32_t>, int64_t> signatures;  // the sorted launch configurations of a step: how many steps
-  int64_t steps = 0;
-  for (const analysis::Iteration& it : iterations.list) {
-    if (it.warmup || it.as_written || !inSteps(it.start_ns)) continue;
-    std::vector<int32_t> configs;
-    const auto first = std::lower_bound(k.start_ns.begin(), k.start_ns.end(), it.gpu_start_ns);
-    for (auto i = static_cast<size_t>(first - k.start_ns.begin()); i < k.size() && k.start_ns[i] <= it.gpu_end_ns;
-         ++i) {
-      if (k.device[i] == device) configs.push_back(k.config[i]);
-    }
-    std::sort(configs.begin(), configs.end());
-    ++signatures[configs];
-    ++steps;
-  }
-  int64_t most = 0;
-  for (const auto& [configs, count] : signatures) most = std::max(most, count);
-  return steps < 2 || 2 * most >= steps;
-}
+bool Context::stepsRepeat() const { return iterations.repeating; }
 
 namespace {
 

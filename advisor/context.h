@@ -34,7 +34,7 @@ enum class DataParallel { kUnknown, kNone, kDdp, kFsdp };
 // What one step costs and which stretches of the trace the rules judge by.
 struct Step {
   int64_t time_ns =
-      0;  // per iteration: median start-to-start of the steady iterations; without iterations, the GPU window
+      0;  // per iteration: analysis::stepOf the steady iterations' periods; without iterations, the GPU window
   int64_t count = 1;        // steady iterations (1 without iterations): totals over `windows` are divided by it
   int64_t timed_count = 1;  // likewise for `timed_windows`
   std::string basis;        // "median start-to-start time of 10 steady iterations (NVTX 'step')"
@@ -159,9 +159,8 @@ struct Context {
   std::vector<size_t> layoutTransforms() const;
   // Whether half the steps' kernels or more are a compiler's or replayed from CUDA graphs.
   bool alreadyFused() const;
-  // Whether most steady steps launch the very same kernels with the same grids. Batches of one shape do; shapes that
-  // change from step to step (variable lengths) or a forward's data-dependent branches do not, and CUDA graphs,
-  // recorded for one step's launches, do not fit those. True without iterations (nothing to compare).
+  // Whether most steady steps launch the very same kernels with the same grids (analysis::Iterations::repeating):
+  // CUDA graphs, recorded for one step's launches, do not fit steps that do not. True without iterations.
   bool stepsRepeat() const;
   // Whether the PyTorch bridge saw a model (module ranges in the step's process); assumed without the bridge.
   bool modelRan() const;

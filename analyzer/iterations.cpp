@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <tuple>
 #include <unordered_map>
 
@@ -471,6 +472,28 @@ void markWarmup(Iterations& it) {
   it.steady_duration = summarize(steady);
 }
 
+// Iterations::repeating, over the steady iterations (not the check's calls as written): the sorted launch
+// configurations of each one's kernels in its process, and whether half of them or more share one.
+void markRepeating(const TraceData& t, Iterations& it) {
+  const KernelTable& k = t.kernels;
+  std::map<std::vector<int32_t>, int64_t> signatures;  // the sorted launch configurations of a step: how many steps
+  int64_t steps = 0;
+  for (const Iteration& i : it.list) {
+    if (i.warmup || i.as_written) continue;
+    std::vector<int32_t> configs;
+    const auto first = std::lower_bound(k.start_ns.begin(), k.start_ns.end(), i.gpu_start_ns);
+    for (auto j = static_cast<size_t>(first - k.start_ns.begin()); j < k.size() && k.start_ns[j] <= i.gpu_end_ns; ++j) {
+      if (k.session[j] == it.session) configs.push_back(k.config[j]);
+    }
+    std::sort(configs.begin(), configs.end());
+    ++signatures[configs];
+    ++steps;
+  }
+  int64_t most = 0;
+  for (const auto& [configs, count] : signatures) most = std::max(most, count);
+  it.repeating = steps < 2 || 2 * most >= steps;
+}
+
 }  // namespace
 
 int64_t Iterations::warmupCount() const {
@@ -501,6 +524,7 @@ Iterations findIterations(const TraceData& trace, int32_t session) {
   if (it.source != IterationSource::kNotFound) {
     markHookFree(trace, it);
     markWarmup(it);
+    markRepeating(trace, it);
   }
   return it;
 }
@@ -567,10 +591,15 @@ SteadySteps steadySteps(const Iterations& it) {
   return s;
 }
 
-int64_t stepNs(const Iterations& it) {
-  std::vector<int64_t> periods = steadySteps(it).timed.periods;
-  return summarize(periods).median;
+int64_t stepOf(const Iterations& it, std::vector<int64_t> periods) {
+  if (periods.empty()) return 0;
+  if (it.repeating) return summarize(periods).median;
+  return std::accumulate(periods.begin(), periods.end(), int64_t{0}) / static_cast<int64_t>(periods.size());
 }
+
+int64_t stepNs(const Iterations& it) { return stepOf(it, steadySteps(it).timed.periods); }
+
+std::string_view stepStatistic(const Iterations& it) { return it.repeating ? "median" : "mean"; }
 
 std::string_view toString(IterationSource source) {
   switch (source) {

@@ -124,8 +124,7 @@ RankActivity measureRank(const TraceData& t, const std::vector<KernelKind>& kind
   r.steps = static_cast<int64_t>(timed.spans.size());
   if (r.steps == 0) return a;
   for (const Interval& span : timed.spans) a.step_compute.push_back(overlapLength(a.compute, span.start, span.end));
-  std::vector<int64_t> periods = timed.periods;
-  r.step_ns = summarize(periods).median;
+  r.step_ns = stepOf(it, timed.periods);
   const std::vector<Interval> overlapped = intersect(a.comm, a.compute);
   const int64_t n = r.steps;
   r.comm_overlapped_ns = totalLength(overlapped) / n;

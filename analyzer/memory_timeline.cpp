@@ -193,7 +193,7 @@ LeakCheck checkLeak(const TraceData& t, const MemoryAnalysis& m, const Iteration
   if (m.devices.empty()) return leak;
   const DeviceMemory& d = *m.peakDevice();
   std::vector<int64_t> points = samplePoints(t, d, iterations, leak.basis);
-  for (int64_t t : points) leak.samples.push_back(liveAt(d, t));
+  for (int64_t at : points) leak.samples.push_back(liveAt(d, at));
   // The last iteration can end in the program's teardown, which frees what it kept: not a step's measure.
   if (leak.basis == "iterations" && leak.samples.size() > 3 && leak.samples.back() < leak.samples.end()[-2]) {
     leak.samples.pop_back();

@@ -32,7 +32,7 @@ struct RankChange {
 
 struct TraceDiff {
   bool per_iteration = false;  // both runs had steady iterations
-  Change iteration_ns;         // median steady iteration (0 when not per_iteration)
+  Change iteration_ns;         // the step (analysis::stepNs; 0 when not per_iteration)
   Change peak_memory_bytes;    // highest device peak
   Change gpu_busy_ns, duration_ns, kernel_count;
   std::vector<KernelChange> classes;               // by class and precision, largest change first

@@ -72,7 +72,7 @@ void printLine(const char* what, const Change& c, bool bytes) {
 
 void writeText(const analysis::TraceDiff& d, const std::string& a, const std::string& b, size_t limit) {
   std::printf("%s -> %s\n", a.c_str(), b.c_str());
-  if (d.per_iteration) printLine("Step (median start to start)", d.iteration_ns, false);
+  if (d.per_iteration) printLine("Step (start to start)", d.iteration_ns, false);
   if (!d.ranks.empty()) printLine("Job step (slowest rank)", d.job_step_ns, false);
   printLine("Peak device memory", d.peak_memory_bytes, true);
   printLine("GPU busy", d.gpu_busy_ns, false);

@@ -216,7 +216,7 @@ Report iterationsReport(const analysis::Iterations& it) {
   } else {
     title += " (from " + std::string(toString(it.source)) + " '" + it.marker + "'; " + std::to_string(it.list.size()) +
              " found, " + std::to_string(it.warmupCount()) + " warm-up; step " + formatDuration(analysis::stepNs(it)) +
-             ", median start to start)";
+             ", " + std::string(analysis::stepStatistic(it)) + " start to start)";
   }
   Report r{"iterations",
            title,

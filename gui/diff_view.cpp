@@ -207,7 +207,7 @@ void DiffView::setDiff(std::shared_ptr<const DiffSnapshot> diff) {
   const analysis::TraceDiff& d = diff_->diff;
   QString html = "<b>" + qs(diff_->before->path).toHtmlEscaped() + "</b> → <b>" +
                  qs(diff_->after->path).toHtmlEscaped() + "</b><table cellspacing=4>";
-  if (d.per_iteration) html += line("Step (median start to start)", d.iteration_ns, false);
+  if (d.per_iteration) html += line("Step (start to start)", d.iteration_ns, false);
   if (!d.ranks.empty()) html += line("Job step (slowest rank)", d.job_step_ns, false);
   html += line("Peak device memory", d.peak_memory_bytes, true);
   html += line("GPU busy", d.gpu_busy_ns, false);

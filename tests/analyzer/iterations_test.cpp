@@ -366,6 +366,34 @@ TEST(Iterations, AShortRunsStepsUnderApplyLeaveTheCallsAsWrittenOut) {
   EXPECT_EQ(stepNs(it), 100'000);
 }
 
+// Steps of inputs of changing lengths launch other kernels (other grids) from one step to the next: no one step is
+// typical, and the step is their mean period, as a clock over many steps measures it; steps that repeat keep the
+// median, which a rare long step (a checkpoint saved) does not move.
+TEST(Iterations, StepsThatDoNotRepeatAreTimedByTheirMean) {
+  for (const bool varying : {true, false}) {
+    TempDir dir;
+    TraceBuilder b(dir.path("t.gpuscope"));
+    int64_t t = 1'000'000;
+    const int64_t lengths[] = {100, 120, 140, 300};  // µs: the period of a step of each length
+    for (int step = 0; step < 16; ++step) {
+      const int length = step % 4;
+      const std::string kernel = varying ? "encode_len" + std::to_string(length) : "encode";
+      b.nvtx("step", t, t + 80'000);
+      for (int k = 0; k < 3; ++k) b.kernel(kernel, t + 1'000 + k * 20'000, t + 15'000 + k * 20'000);
+      t += (varying ? lengths[length] : (step == 9 ? 300 : 100)) * 1'000;
+    }
+    ASSERT_TRUE(b.finish());
+    const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+    ASSERT_EQ(it.source, IterationSource::kNvtx);
+    EXPECT_EQ(it.repeating, !varying);
+    const std::vector<int64_t> periods = steadySteps(it).timed.periods;
+    ASSERT_GE(periods.size(), 8u);
+    int64_t sum = 0;
+    for (int64_t p : periods) sum += p;
+    EXPECT_EQ(stepNs(it), varying ? sum / static_cast<int64_t>(periods.size()) : 100'000) << varying;
+  }
+}
+
 // torch.compile's first steps run other kernels (compiling, autotuning) than the steady ones: the step
 // ranges are still the iterations.
 TEST(Iterations, IrregularFirstStepsAreWarmUp) {
