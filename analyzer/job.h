@@ -23,7 +23,7 @@ struct RankStep {
   int64_t rank = -1;               // global rank (the process's RANK); its order among the ranks where it gave none
   int32_t device = kNone;          // the device its kernels run on (the busiest of its process)
   int64_t steps = 0;               // timed steps found
-  int64_t step_ns = 0;             // median start-to-start
+  int64_t step_ns = 0;             // start-to-start (analysis::stepOf)
   int64_t compute_ns = 0;          // other kernels running, no communication beside them
   int64_t comm_alone_ns = 0;       // communication kernels with no compute beside them
   int64_t comm_overlapped_ns = 0;  // communication kernels beside compute
