@@ -360,15 +360,18 @@ std::vector<const Finding*> choosePlan(const Context& c, std::vector<Finding>& f
     }
   }
   auto pointers = [&] { return std::vector<const Finding*>(chosen.begin(), chosen.end()); };
-  while (!chosen.empty() && worseForGoal(predictOutcome(c, pointers()), measured, goal)) {
+  // Predicted once for each set of fixes tried (its peak may replay every tensor of the run).
+  plan::Outcome predicted = chosen.empty() ? plan::Outcome{} : predictOutcome(c, pointers());
+  while (!chosen.empty() && worseForGoal(predicted, measured, goal)) {
     auto least = std::min_element(chosen.begin(), chosen.end(), [&](const Finding* x, const Finding* y) {
       return goal == Goal::kMemory ? x->gain.memory_bytes < y->gain.memory_bytes : netTimeGain(*x) < netTimeGain(*y);
     });
     (*least)->plan_status = "left out of the " + std::string(toString(goal)) +
                             " plan: with it the plan is predicted worse than today (the host's work after the fixes)";
     chosen.erase(least);
+    if (!chosen.empty()) predicted = predictOutcome(c, pointers());
   }
-  if (!chosen.empty() && !worthApplying(predictOutcome(c, pointers()), measured, goal)) {
+  if (!chosen.empty() && !worthApplying(predicted, measured, goal)) {
     for (Finding* f : chosen) {
       f->plan_status = "left out of the " + std::string(toString(goal)) +
                        " plan: the plan as a whole would win under " + analysis::formatShare(kMinPlanGain) +

@@ -113,16 +113,24 @@ struct BridgeMarks {
   Interval asWritten() const { return written >= 0 && checked > written ? Interval{written, checked} : Interval{}; }
 };
 
-BridgeMarks bridgeMarks(const TraceData& t, int32_t session) {
-  BridgeMarks m;
+// The marks of every process (index into trace.sessions), in one pass over the NVTX rows.
+std::vector<BridgeMarks> bridgeMarks(const TraceData& t) {
+  std::vector<BridgeMarks> marks(t.sessions.size());
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
-    if (t.nvtx.kind[r] != schema::NvtxKind::kMark || t.nvtx.session[r] != session) continue;
+    if (t.nvtx.kind[r] != schema::NvtxKind::kMark || static_cast<size_t>(t.nvtx.session[r]) >= marks.size()) continue;
+    BridgeMarks& m = marks[static_cast<size_t>(t.nvtx.session[r])];
     const std::string& name = t.text(t.nvtx.name[r]);
     if (name == kHooksRemovedMark && m.removed < 0) m.removed = t.nvtx.start_ns[r];
     if (name == kApplyCheckDoneMark && m.checked < 0) m.checked = t.nvtx.start_ns[r];
     if (name == kApplyAsWrittenMark && m.written < 0) m.written = t.nvtx.start_ns[r];
   }
-  return m;
+  return marks;
+}
+
+// One process's marks; none for a process the trace does not list.
+BridgeMarks marksOf(const std::vector<BridgeMarks>& marks, int32_t session) {
+  return session >= 0 && static_cast<size_t>(session) < marks.size() ? marks[static_cast<size_t>(session)]
+                                                                     : BridgeMarks{};
 }
 
 // Per process, the ends of the PyTorch bridge's optimizer.step ranges, in order.
@@ -213,8 +221,8 @@ void addModuleSteps(const TraceData& t, const LaunchesBySession& launches,
 // within 2 %: the first). Irregular ranges (compilation, data loading) are not iterations, nor is a range that holds
 // under a third of its process's kernels (an annotation of a part). The instances `apply --record`'s check ran as
 // the script wrote them launch other kernels than those around them and are left out of the regularity.
-Iterations bestGroup(const TraceData& t, std::map<RangeKey, std::vector<Iteration>>& groups,
-                     const LaunchesBySession& launches) {
+Iterations bestGroup(std::map<RangeKey, std::vector<Iteration>>& groups, const LaunchesBySession& launches,
+                     const std::vector<BridgeMarks>& marks) {
   Iterations best;
   double best_covered = 0;
   static const std::vector<int64_t> kNoLaunches;
@@ -227,7 +235,7 @@ Iterations bestGroup(const TraceData& t, std::map<RangeKey, std::vector<Iteratio
     std::vector<double> counts = launchesPerRange(sorted_launch, ranges);
     double covered = 0;
     for (double c : counts) covered += c;
-    const Interval written = bridgeMarks(t, std::get<0>(key)).asWritten();
+    const Interval written = marksOf(marks, std::get<0>(key)).asWritten();
     for (size_t i = ranges.size(); i-- > 0;) {
       if (ranges[i].start_ns >= written.start && ranges[i].start_ns < written.end) counts.erase(counts.begin() + i);
     }
@@ -266,12 +274,13 @@ Iterations fromNvtx(const TraceData& t, const std::vector<int64_t>& launch, int3
     if (inSession(t.kernels.session[k], only)) launches[t.kernels.session[k]].push_back(launch[k]);
   }
   for (auto& [session, times] : launches) std::sort(times.begin(), times.end());
-  Iterations own = bestGroup(t, groups, launches);
+  const std::vector<BridgeMarks> marks = bridgeMarks(t);
+  Iterations own = bestGroup(groups, launches, marks);
   if (own.source == IterationSource::kNvtx) return own;
   std::map<RangeKey, std::vector<Iteration>> steps;
   addModuleSteps(t, launches, steps);
   std::erase_if(steps, [only](const auto& group) { return !inSession(std::get<0>(group.first), only); });
-  return bestGroup(t, steps, launches);
+  return bestGroup(steps, launches, marks);
 }
 
 // Kernels of the busiest device (of process `only`, unless it is kNone), in start order.
@@ -434,7 +443,7 @@ Iterations fromHostSyncs(const TraceData& t, const std::vector<int64_t>& launch,
 // they count from the end of its timing check, where that comes later: the check's calls compile the model
 // and run some as the script wrote it.
 void markHookFree(const TraceData& t, Iterations& it) {
-  const BridgeMarks marks = bridgeMarks(t, it.session);
+  const BridgeMarks marks = marksOf(bridgeMarks(t), it.session);
   it.as_written = marks.asWritten();
   for (Iteration& i : it.list) i.as_written = i.start_ns >= it.as_written.start && i.start_ns < it.as_written.end;
   it.applied = marks.checked >= 0;
