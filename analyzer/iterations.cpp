@@ -21,6 +21,10 @@ namespace {
 constexpr double kRegularity = 0.1;
 // Found without annotations, fewer repeats than this are not evidence of a loop.
 constexpr size_t kMinIterations = 3;
+// Fewer stretches than this, found from a kernel pattern, may be an outer loop's (epochs of steps); a name that
+// splits the run this many times more often, nearly as evenly, marks the inner loop.
+constexpr size_t kFewIterations = 6;
+constexpr size_t kFinerLoop = 4;
 // An iteration is warm-up when it took this many times the median iteration.
 constexpr double kWarmupFactor = 1.5;
 
@@ -366,11 +370,25 @@ Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& lau
     return std::tie(a.variation, b.count, a.first) < std::tie(b.variation, a.count, b.first);
   });
   if (candidates.size() > kPatternTries) candidates.resize(kPatternTries);
-  for (const Candidate& c : candidates) {
+  auto stretches = [&](const Candidate& c) {
     std::vector<int64_t> boundaries;
     for (size_t p : positions[c.name]) boundaries.push_back(launch[kernels[p]]);
-    Iterations it = fromBoundaries(t, launch, kernels, boundaries, IterationSource::kKernelPattern, t.text(c.name));
-    if (it.source != IterationSource::kNotFound) return it;
+    return fromBoundaries(t, launch, kernels, boundaries, IterationSource::kKernelPattern, t.text(c.name));
+  };
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    Iterations it = stretches(candidates[i]);
+    if (it.source == IterationSource::kNotFound) continue;
+    if (it.list.size() >= kFewIterations) return it;
+    // A loop of few, perfectly even stretches can be an outer loop (epochs) around the loop the program times:
+    // a kernel run once per epoch splits the run more evenly than the step's own first kernel, whose last
+    // stretch in each epoch also holds the epoch's own kernels. Where another name splits the run nearly as
+    // evenly into many more stretches, those are the steps.
+    for (size_t j = i + 1; j < candidates.size(); ++j) {
+      if (candidates[j].variation > kRegularity / 2 || candidates[j].count < kFinerLoop * candidates[i].count) continue;
+      Iterations finer = stretches(candidates[j]);
+      if (finer.source != IterationSource::kNotFound) return finer;
+    }
+    return it;
   }
   return {};
 }
