@@ -35,7 +35,8 @@ Framework detectFramework(const TraceData& t) {
       ++votes[static_cast<int>(Framework::kPyTorch)];
     } else if (name.rfind("cupy_", 0) == 0) {
       ++votes[static_cast<int>(Framework::kCuPy)];
-    } else if (name.find("_fusion") != std::string::npos || name.rfind("fusion_", 0) == 0) {
+    } else if (name.find("_fusion") != std::string::npos || name.rfind("fusion_", 0) == 0 ||
+               name.rfind("wrapped_", 0) == 0) {  // XLA's single-op kernels: JAX run op by op
       ++votes[static_cast<int>(Framework::kJax)];
     }
   }

@@ -171,6 +171,30 @@ plan::Fix cudaGraphsFix(const Context& c, Finding& f) {
   return fix;
 }
 
+// Whether a JAX program's steps run jitted already: most of their kernels are XLA's fusions and library calls, not
+// the single-op kernels (XLA names them wrapped_<op>) that JAX launches when it dispatches op by op.
+bool jittedAlready(const Context& c) {
+  const auto& k = c.trace.kernels;
+  size_t in_steps = 0, single_op = 0;
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (k.session[i] != c.session || !c.inTimedSteps(k.start_ns[i])) continue;
+    ++in_steps;
+    if (c.trace.text(c.trace.configs[k.config[i]].name.id).starts_with("wrapped_")) ++single_op;
+  }
+  return in_steps > 0 && single_op * 2 < in_steps;
+}
+
+// A jitted JAX step is one XLA executable already, whose kernels XLA launches one by one: its command buffers
+// (CUDA graphs) take over more of them with a lower minimum graph size, or a larger batch gives each more work.
+void jittedJaxFix(Fix& fix) {
+  fix.summary =
+      "The step is jitted already (its kernels are XLA's fusions), and XLA launches them one by one: let XLA replay "
+      "more of them as CUDA graphs, or give each kernel more work (a larger batch, several steps in one jitted "
+      "lax.scan).";
+  fix.snippet = "XLA_FLAGS=--xla_gpu_graph_min_graph_size=1 python train.py  # XLA's command buffers for short runs";
+  fix.snippet_language = "shell";
+}
+
 std::optional<Finding> launchBound(const Context& c) {
   const auto& tl = c.timeline;
   const int64_t idle = c.perTimedStep(tl.idle.launch_bound_ns);
@@ -196,6 +220,7 @@ std::optional<Finding> launchBound(const Context& c) {
                     "step with one call, so that idle time goes while the kernels themselves run as before (the "
                     "host's own time per replay is in the forecast of its work)");
   f.gain.idle_ns = f.gain.time_ns;
+  if (c.framework == Framework::kJax && jittedAlready(c)) jittedJaxFix(f.fix);
   f.fix.plan.push_back(cudaGraphsFix(c, f));
   setSeverity(f);
   return f;

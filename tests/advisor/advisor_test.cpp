@@ -334,6 +334,33 @@ TEST(Advisor, LaunchBoundGainIsTheIdleAndTheReplaysHostTimeStaysInTheHostsForeca
   EXPECT_GE(torch.plan_predicted.step_time_ns, kCompiledCallsPerStep * kCompiledCallHostNs);
 }
 
+// A JAX step whose GPU waits for launches: run op by op (XLA's single-op kernels, wrapped_*), the fix is to jit
+// it; jitted already (XLA's fusions), it is not, and the fix says what is left (XLA's command buffers, more work).
+TEST(Advisor, LaunchBoundJaxIsToldToJitOnlyWhereItRunsOpByOp) {
+  for (const bool jitted : {false, true}) {
+    SCOPED_TRACE(jitted ? "jitted" : "op by op");
+    TempDir dir;
+    testing::TraceBuilder b(dir.path("t.gpuscope"));
+    int64_t t = 1'000'000;
+    for (int step = 0; step < 40; ++step) {
+      for (const char* op : {"add", "multiply", "dot", "tanh", "reduce", "subtract"}) {
+        const std::string name = jitted ? std::string("loop_") + op + "_fusion" : std::string("wrapped_") + op;
+        b.kernel(name, t + 1'000, t + 3'000);  // 2 us of work launched every 10 us
+        t += 10'000;
+      }
+    }
+    ASSERT_TRUE(b.finish());
+    Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("t.gpuscope"));
+    ASSERT_TRUE(trace);
+    const Advice a = advise(buildContext(*trace), Goal::kTime);
+    EXPECT_EQ(a.framework, "JAX");
+    const Finding* f = a.find("launch_bound");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->fix.snippet.find("jax.jit") != std::string::npos, !jitted) << f->fix.snippet;
+    EXPECT_EQ(f->fix.summary.find("jitted already") != std::string::npos, jitted) << f->fix.summary;
+  }
+}
+
 // torch.compile pads GEMM shapes, so on PyTorch traces the alignment finding is a fix the plan applies.
 TEST(Advisor, UnalignedGemmsOfPyTorchArePaddedByThePlan) {
   const Advice a = adviceOn("pytorch_gpt2_step.gpuscope");
