@@ -232,6 +232,20 @@ class CompiledForward(PlanCase):
         self.assertEqual(applied, plain)
         self.assertEqual(plain["shapes"][-1], [1, 1, 32])
 
+    def test_calls_by_position_and_by_keyword_compile_once(self):
+        # A forward wrapped in a decorator taking *args (as transformers wraps them), called positionally in the
+        # warm-up and by keyword in the loop, compiles as often as one called positionally throughout.
+        plan = self.plan({"kind": "fusion"})
+        plain, _ = self.json_output("call_styles.py")
+        mixed, lines = self.json_output("call_styles.py", plan=plan)
+        positional, _ = self.json_output("call_styles.py", "--positional", plan=plan)
+        self.assertIn("applied: Classifier.forward compiled", lines[1])
+        self.assertGreater(positional["frames"], 0)
+        self.assertEqual(mixed["frames"], positional["frames"])
+        self.assertEqual(plain["frames"], 0)
+        for got, expected in zip(mixed["sums"], plain["sums"]):
+            self.assertAlmostEqual(got, expected, places=3)
+
 
 class ScriptCompilesItself(PlanCase):
     def test_a_compiled_model_is_not_compiled_again(self):
