@@ -346,6 +346,25 @@ Iterations fromBoundaries(const TraceData& t, const std::vector<int64_t>& launch
 // filled one by one before the main loop) splits its few kernels as evenly as any and holds too little of the
 // run to be the loop: the next name is tried, up to kPatternTries of them (a run with no loop has many names).
 constexpr size_t kPatternTries = 16;
+// Splits of the kernel sequence whose stretch lengths vary less than this are alike in evenness.
+constexpr double kEvenSplit = kRegularity / 2;
+
+// Whether most stretches between a name's positions (the first and last left out) launch the same kernels in the
+// same order.
+bool stretchesRepeat(const TraceData& t, const std::vector<size_t>& kernels, const std::vector<size_t>& where) {
+  if (where.size() < 4) return false;
+  std::unordered_map<uint64_t, size_t> seen;
+  for (size_t i = 1; i + 2 < where.size(); ++i) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t p = where[i]; p < where[i + 1]; ++p) {
+      h = (h ^ static_cast<uint64_t>(t.configs[t.kernels.config[kernels[p]]].name.id)) * 1099511628211ull;
+    }
+    ++seen[h];
+  }
+  size_t most = 0;
+  for (const auto& [hash, count] : seen) most = std::max(most, count);
+  return static_cast<double>(most) >= 0.6 * static_cast<double>(where.size() - 3);
+}
 
 Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& launch,
                              const std::vector<size_t>& kernels) {
@@ -356,6 +375,7 @@ Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& lau
     int32_t name;
     double variation;
     size_t count, first;
+    bool repeats = false;  // most of its stretches launch the same kernels in the same order
   };
   std::vector<Candidate> candidates;
   for (const auto& [name, where] : positions) {
@@ -370,6 +390,14 @@ Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& lau
     return std::tie(a.variation, b.count, a.first) < std::tie(b.variation, a.count, b.first);
   });
   if (candidates.size() > kPatternTries) candidates.resize(kPatternTries);
+  // Of splits about as even, one into stretches that repeat one another comes first: a conjugate-gradient step
+  // computes two dot products, and the reduction's kernel, twice a step, split it into halves as even as the
+  // step's own (nine kernels each), but the halves alternate between two sequences.
+  for (Candidate& c : candidates) c.repeats = stretchesRepeat(t, kernels, positions[c.name]);
+  auto tier = [](const Candidate& c) { return c.variation <= kEvenSplit ? 0.0 : c.variation; };
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
+    return std::make_tuple(tier(a), !a.repeats) < std::make_tuple(tier(b), !b.repeats);
+  });
   auto stretches = [&](const Candidate& c) {
     std::vector<int64_t> boundaries;
     for (size_t p : positions[c.name]) boundaries.push_back(launch[kernels[p]]);
@@ -384,7 +412,7 @@ Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& lau
     // stretch in each epoch also holds the epoch's own kernels. Where another name splits the run nearly as
     // evenly into many more stretches, those are the steps.
     for (size_t j = i + 1; j < candidates.size(); ++j) {
-      if (candidates[j].variation > kRegularity / 2 || candidates[j].count < kFinerLoop * candidates[i].count) continue;
+      if (candidates[j].variation > kEvenSplit || candidates[j].count < kFinerLoop * candidates[i].count) continue;
       Iterations finer = stretches(candidates[j]);
       if (finer.source != IterationSource::kNotFound) return finer;
     }

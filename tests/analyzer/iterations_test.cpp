@@ -173,6 +173,39 @@ TEST(Iterations, StepsInsideEpochsAreTheIterations) {
   EXPECT_GE(it.list.size(), 150u);
 }
 
+// A CuPy conjugate-gradient step computes two dot products: the reduction's kernels, twice a step, split it into
+// halves of nine kernels as evenly as the sparse product's kernel, once a step, splits it, and more often; but
+// the halves alternate between two sequences, and the step is the whole of both (cupyx CSR on an H200,
+// 2026-11-28: 0.99 ms read, half the step).
+TEST(Iterations, AlternatingHalvesAreOneStep) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  auto kernel = [&](const char* name) {
+    b.kernel(name, t + 1'000, t + 9'000, 7, t);
+    t += 10'000;
+  };
+  for (int steps : {20, 60}) {  // a warm-up solve, then the timed one
+    // Each solve starts with r = b - A x and r.r: a sparse product and a reduction outside the steps.
+    for (const char* name : {"csr_partition", "csrmv", "subtract", "copy", "cub_reduce", "cub_single_tile"})
+      kernel(name);
+    for (int step = 0; step < steps; ++step) {
+      for (const char* name : {"cub_reduce", "cub_single_tile", "copy", "true_divide", "multiply", "add",
+                               "csr_partition", "csrmv", "multiply"})
+        kernel(name);
+      for (const char* name : {"cub_reduce", "cub_single_tile", "copy", "true_divide", "multiply", "add", "multiply",
+                               "subtract", "multiply"})
+        kernel(name);
+      if (step % 20 == 19) kernel("sqrt");  // the residual read back now and then
+    }
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.source, IterationSource::kKernelPattern);
+  EXPECT_LE(it.list.size(), 82u) << it.marker;
+  EXPECT_GE(it.list.size(), 70u) << it.marker;
+}
+
 // A CUDA C++ video filter uploads each frame, filters it and reduces it: two kernels a frame, so no kernel comes
 // once in three, and no synchronisation; the frame's upload, one size and direction, opens each iteration.
 TEST(Iterations, AnUploadEachIterationOpensItWhereNoKernelDoes) {
