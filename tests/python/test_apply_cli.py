@@ -57,9 +57,12 @@ class ApplyCommand(unittest.TestCase):
         log = re.search(r"its output: (\S+);", lines[0]).group(1)
         with open(log) as f:
             self.assertIn("step 3 loss", f.read())  # its output, not on the terminal
-        # No random transform: the loader's workers hand out the same batches, and SGD fused does what it did.
+        # No random transform: the loader's workers hand out the same batches, and SGD fused does what it did. Under
+        # the loader's loose tolerance the calls after the fixes' first step are left to the losses.
         self.assertRegex(lines[-2], r"^gpuscope apply: results as the run as written: the loss of steps 1-4 and the "
-                                    r"model's outputs and buffers at 4 calls compared, the largest difference [\d.]+ % "
+                                    r"model's outputs and buffers at 2 calls \(not the model's outputs at 2 later "
+                                    r"calls: computed with weights trained with the fixes, judged by the losses\) "
+                                    r"compared, the largest difference [\d.]+ % "
                                     r"\(.*, tolerance 25 %: loader workers draw random transforms from generators of "
                                     r"their own\)$")
         self.assertEqual(lines[-1], "gpuscope apply: exit code 3, as the run as written")

@@ -191,6 +191,27 @@ class Compare(unittest.TestCase):
         mine["models"][0][0]["inputs"] = [5.0 + 1e-7, 7.0]  # float32 rounding is the same batch
         self.assertTrue(values.same_inputs(mine["models"][0][0], ref["models"][0][0]))
 
+    def test_outputs_of_calls_trained_with_the_fixes_are_left_to_the_losses(self):
+        # Training in bf16: from call 3 on the weights are those the fixes' own steps made, and the outputs carry
+        # all that training made of the fixes' rounding (13 % at call 3); in inference the same difference counts.
+        ref = run([2.0, 1.9, 1.8, 1.7], [[1.0, 3.0, -1.0, 2.0]] * 4)
+        mine = run([2.0, 1.9, 1.8, 1.7], [[1.0, 3.0, -1.0, 2.0]] * 2 + [[1.0, 3.0, -1.0, 2.3]] * 2)
+        for trained in (True, False):
+            for calls in (ref["models"][0], mine["models"][0]):
+                for c, call in enumerate(calls):
+                    call["backwards"] = c if trained else 0
+            worst, beyond, words = values.compare(ref, mine, STRICT, (0.1, 0.05))
+            if trained:
+                self.assertIsNone(beyond)
+                self.assertEqual(words, "the loss of steps 1-4 and the model's outputs and buffers at 2 calls (not "
+                                        "the model's outputs at 2 later calls: computed with weights trained with the "
+                                        "fixes, judged by the losses)")
+                # Fixes that keep the arithmetic (checkpointing) are held to every call, trained or not.
+                self.assertEqual(values.compare(ref, mine, STRICT, STRICT)[1]["where"],
+                                 "the model's outputs at call 3")
+            else:
+                self.assertEqual(beyond["where"], "the model's outputs at call 3")
+
     def test_windows_over_other_random_batches_may_differ_by_what_the_batches_alone_set(self):
         # Loader workers drew other random crops: each step's loss is another sample, and windows of ten such steps
         # differ by their standard error, whatever the fixes do (16 % against a median move of 11 %: a torchvision

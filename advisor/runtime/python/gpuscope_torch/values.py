@@ -37,6 +37,10 @@ LOSSES = 100  # backward passes whose loss is noted
 CALLS = 4  # calls of each model noted: the first runs as written in both runs, apply's fixes go in at the second
 TIMED = (5, 8)  # the first model's calls 5-7 are timed in the run as written: apply times the same ones with its fixes
 SAMPLE = 1024  # values sampled from each output tensor
+# Fixes held to this tolerance or a tighter one keep the arithmetic (checkpointing, a fused optimizer): a trained
+# model's later calls are compared with them too (a recomputation that updated BatchNorm's running statistics
+# again would show in the buffers noted after the third call, not the second).
+EXACT = 1e-3
 OUTPUTS = 4  # output tensors noted per call
 BUFFERS = 256  # buffers noted per call
 
@@ -169,7 +173,7 @@ def _noted(args, output, module):
         stats = [_stats(t.detach()) for t in outputs]
         buffers = [_sums(b.detach()) for b in list(module.buffers())[:BUFFERS]]
         return ([list(t.shape) for t in outputs], stats, torch.cat(buffers) if buffers else None, _random(module),
-                _input_sums(args))
+                _input_sums(args), len(_losses))
 
 
 def _input_sums(args):
@@ -248,10 +252,10 @@ def snapshot():
             if call is None:
                 calls.append(None)
                 continue
-            shapes, stats, buffers, random, inputs = call
+            shapes, stats, buffers, random, inputs, backwards = call
             calls.append({"shapes": shapes, "outputs": [s.tolist() for s in stats],
                           "buffers": buffers.tolist() if buffers is not None else [], "random": random,
-                          "inputs": inputs.tolist() if inputs is not None else None})
+                          "inputs": inputs.tolist() if inputs is not None else None, "backwards": backwards})
         models.append(calls)
     noted = {"losses": losses, "models": models}
     if "per_call_s" in _timing:
@@ -297,6 +301,7 @@ def compare(ref, mine, first, later):
     words); each difference is a dict: difference, where (words), tolerance, basis ("start", "fixes", "moves" or
     "draws")."""
     found = []
+    skip_trained = later[0] > EXACT
     losses, ref_losses = mine["losses"], ref["losses"]
     if losses and ref_losses:
         found.append(_found(_relative(losses[0], ref_losses[0], abs(ref_losses[0])), "the loss of step 1", first[0],
@@ -315,6 +320,8 @@ def compare(ref, mine, first, later):
         for c, (call, ref_call) in enumerate(zip(calls, ref_calls), 1):
             if call is None or ref_call is None or not same_inputs(call, ref_call):
                 continue
+            if skip_trained and trained_with_fixes(ref_calls, c):
+                continue
             tolerance, basis = (first[0], "start") if c == 1 else (later[0], "fixes")
             found.append(_found(_outputs(call, ref_call), f"{model}'s outputs at call {c}", tolerance, basis))
             if ref_call["buffers"] or call["buffers"]:
@@ -323,7 +330,7 @@ def compare(ref, mine, first, later):
     beyond = next((f for f in found if not f["difference"] <= f["tolerance"]), None)
     worst = max(found, key=lambda f: f["difference"] if f["difference"] == f["difference"] else float("inf"),
                 default=None)
-    return worst, beyond, _compared_words(mine, ref)
+    return worst, beyond, _compared_words(mine, ref, skip_trained)
 
 
 def same_inputs(call, ref_call):
@@ -339,10 +346,25 @@ def same_inputs(call, ref_call):
         all(_relative(x, y, abs(y)) <= 1e-5 for x, y in zip(a[1::2], b[1::2]))
 
 
-def _call_pairs(mine, ref):
-    """The models' calls both runs noted, as (this run's, the run as written's)."""
-    return [(a, b) for calls, ref_calls in zip(mine["models"], ref["models"]) for a, b in zip(calls, ref_calls)
-            if a is not None and b is not None]
+def _call_pairs(mine, ref, skip_trained=False):
+    """The models' calls both runs noted, as (this run's, the run as written's); with skip_trained, less those
+    trained_with_fixes."""
+    return [(a, b) for calls, ref_calls in zip(mine["models"], ref["models"])
+            for c, (a, b) in enumerate(zip(calls, ref_calls), 1)
+            if a is not None and b is not None and not (skip_trained and trained_with_fixes(ref_calls, c))]
+
+
+def trained_with_fixes(ref_calls, c):
+    """Whether the model's call c (from 1) follows a backward pass of a call the fixes were in (apply's fixes go in
+    at the second call): its weights are then those the fixes' own training steps made, and its outputs differ
+    from the run as written by all that the training made of the fixes' rounding, which the windows of mean
+    losses judge (where the fixes round otherwise than as written: compare leaves such calls out only then). A DDP ResNet-50 trained in bf16 at lr 0.1, compiled, moved its outputs at call 3 by 10.2 and
+    13.3 % on its two ranks, its losses within tolerance and its outputs at call 2 too (2 x H200, 2026-11-28)."""
+    second = ref_calls[1] if len(ref_calls) > 1 else None
+    call = ref_calls[c - 1]
+    if c <= 2 or second is None or call is None or "backwards" not in call:
+        return False
+    return call["backwards"] > second["backwards"]
 
 
 def _other_batches(mine, ref):
@@ -398,12 +420,12 @@ def _mean(values):
     return sum(values) / len(values) if values else 0.0
 
 
-def _compared_words(mine, ref):
+def _compared_words(mine, ref, skip_trained):
     words = []
     losses = min(len(mine["losses"]), len(ref["losses"]))
     if losses:
         words.append(f"the loss of steps 1-{losses}" if losses > 1 else "the loss of step 1")
-    pairs = _call_pairs(mine, ref)
+    pairs = _call_pairs(mine, ref, skip_trained)
     calls = sum(same_inputs(a, b) for a, b in pairs)
     other = len(pairs) - calls
     if calls:
@@ -411,6 +433,12 @@ def _compared_words(mine, ref):
         words.append(f"the model's outputs{' (their shapes only: dropout draws random numbers)' if random else ''} "
                      f"and buffers at {calls} call{'s' if calls > 1 else ''}")
     said = " and ".join(words)
+    trained = skip_trained and sum(trained_with_fixes(ref_calls, c)
+                                   for calls, ref_calls in zip(mine["models"], ref["models"])
+                                   for c in range(1, min(len(calls), len(ref_calls)) + 1))
+    if trained:  # their weights are the fixes' own training's: the loss windows judge them
+        said += (f"{' ' if said else ''}(not the model's outputs at {trained} later call{'s' if trained > 1 else ''}: "
+                 f"computed with weights trained with the fixes, judged by the losses)")
     if other:  # the loader's workers drew other random crops: those calls' outputs say nothing of the fixes
         said += (f"{' ' if said else ''}(not the model's outputs at {other} call{'s' if other > 1 else ''}: handed "
                  f"other batches than the run as written)")
