@@ -65,6 +65,9 @@ std::string outcomeText(const Advice& a, const plan::Outcome& p) {
   if (p.step_time_ns > 0 && p.step_time_ns < m.step_time_ns) {
     text +=
         " (" + formatFixed(static_cast<double>(m.step_time_ns) / static_cast<double>(p.step_time_ns), 1) + "× faster)";
+  } else if (m.step_time_ns > 0 && p.step_time_ns > m.step_time_ns) {  // said, lest it be read as a gain
+    text += " (" + formatFixed(static_cast<double>(p.step_time_ns) / static_cast<double>(m.step_time_ns), 1) +
+            "× slower than the measured " + formatDuration(m.step_time_ns) + ")";
   }
   if (m.peak_memory_bytes > 0) {
     text += ", peak memory " + formatBytes(p.peak_memory_bytes);

@@ -361,6 +361,22 @@ TEST(Advisor, LaunchBoundJaxIsToldToJitOnlyWhereItRunsOpByOp) {
   }
 }
 
+// A forecast slower than the measured step says so: printed bare, it read as the gain of every fix.
+TEST(Advisor, AForecastSlowerThanTodaySaysSo) {
+  Advice a;
+  a.per_step = true;
+  a.measured.step_time_ns = 571'626;
+  a.predicted.step_time_ns = 1'734'000;
+  Finding f;
+  f.id = "launch_bound";
+  f.title = "The GPU waits for kernel launches";
+  a.findings.push_back(f);
+  const std::string text = renderText(a, 100, false);
+  EXPECT_NE(text.find("1.734 ms per iteration (3.0× slower than the measured 571.626 us)"), std::string::npos) << text;
+  a.predicted.step_time_ns = 285'813;
+  EXPECT_NE(renderText(a, 100, false).find("(2.0× faster)"), std::string::npos);
+}
+
 // torch.compile pads GEMM shapes, so on PyTorch traces the alignment finding is a fix the plan applies.
 TEST(Advisor, UnalignedGemmsOfPyTorchArePaddedByThePlan) {
   const Advice a = adviceOn("pytorch_gpt2_step.gpuscope");
