@@ -342,12 +342,15 @@ Iterations fromBoundaries(const TraceData& t, const std::vector<int64_t>& launch
 // A kernel that runs once per iteration: of the names seen at least three times and at most once per
 // three kernels (so a loop of two alternating kernels is not taken for two-kernel iterations), those whose
 // occurrences split the sequence evenly, the most evenly first (ties: the one seen more often, then the one
-// seen first: the iteration's start); the first whose stretches make a loop of steps. A set-up loop (arrays
+// seen first: the iteration's start; splits even within kEvenSplit are alike, and of those one whose stretches
+// repeat one another comes first); the first whose stretches make a loop of steps. A set-up loop (arrays
 // filled one by one before the main loop) splits its few kernels as evenly as any and holds too little of the
 // run to be the loop: the next name is tried, up to kPatternTries of them (a run with no loop has many names).
 constexpr size_t kPatternTries = 16;
 // Splits of the kernel sequence whose stretch lengths vary less than this are alike in evenness.
 constexpr double kEvenSplit = kRegularity / 2;
+// A name's stretches repeat one another where this share of them launch one sequence of kernels.
+constexpr double kSameStretches = 0.6;
 
 // Whether most stretches between a name's positions (the first and last left out) launch the same kernels in the
 // same order.
@@ -363,7 +366,7 @@ bool stretchesRepeat(const TraceData& t, const std::vector<size_t>& kernels, con
   }
   size_t most = 0;
   for (const auto& [hash, count] : seen) most = std::max(most, count);
-  return static_cast<double>(most) >= 0.6 * static_cast<double>(where.size() - 3);
+  return static_cast<double>(most) >= kSameStretches * static_cast<double>(where.size() - 3);
 }
 
 Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& launch,
