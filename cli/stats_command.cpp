@@ -115,9 +115,23 @@ Report nvtxReport(const Stats& s) {
   return r;
 }
 
+// Each process of a job sees every GPU of its host, and CUPTI lists them all: a GPU a process ran nothing on is
+// left out of the per-GPU tables (four empty rows of six in a 2-rank torchrun job), unless no GPU ran anything.
+template <typename T, typename Active>
+std::vector<const T*> usedDevices(const std::vector<T>& all, Active active) {
+  std::vector<const T*> used;
+  for (const T& d : all) {
+    if (active(d)) used.push_back(&d);
+  }
+  if (used.empty()) {
+    for (const T& d : all) used.push_back(&d);
+  }
+  return used;
+}
+
 Report devicesReport(const Stats& s) {
   Report r{"devices",
-           "Devices (window: first to last GPU activity)",
+           "Devices (window: first to last GPU activity; GPUs a process ran nothing on left out)",
            {{"device", "Device", Unit::kText},
             {"window_ns", "Window", Unit::kNanoseconds},
             {"busy_ns", "Busy", Unit::kNanoseconds},
@@ -128,9 +142,9 @@ Report devicesReport(const Stats& s) {
             {"copies", "Copies", Unit::kCount},
             {"memsets", "Memsets", Unit::kCount}},
            {}};
-  for (const auto& d : s.devices) {
-    r.rows.push_back({d.label, d.windowNs(), d.busy_ns, d.busyShare(), d.kernel_busy_ns, d.copy_busy_ns, d.kernels,
-                      d.copies, d.memsets});
+  for (const auto* d : usedDevices(s.devices, [](const auto& d) { return d.kernels + d.copies + d.memsets > 0; })) {
+    r.rows.push_back({d->label, d->windowNs(), d->busy_ns, d->busyShare(), d->kernel_busy_ns, d->copy_busy_ns,
+                      d->kernels, d->copies, d->memsets});
   }
   return r;
 }
@@ -177,7 +191,7 @@ double ratio(int64_t part, int64_t whole) { return whole > 0 ? static_cast<doubl
 
 Report timelineReport(const std::vector<analysis::DeviceTimeline>& timelines, const analysis::TraceData& trace) {
   Report r{"timeline",
-           "Idle time and launches (per GPU, inside its window)",
+           "Idle time and launches (per GPU, inside its window; GPUs a process ran nothing on left out)",
            {{"device", "Device", Unit::kText},
             {"window_ns", "Window", Unit::kNanoseconds},
             {"busy_ns", "Busy", Unit::kNanoseconds},
@@ -198,13 +212,13 @@ Report timelineReport(const std::vector<analysis::DeviceTimeline>& timelines, co
             {"copy_overlap_ns", "  overlapped by kernels", Unit::kNanoseconds},
             {"copy_overlap_share", "  share of copy time", Unit::kShare}},
            {}};
-  for (const auto& t : timelines) {
-    const auto& i = t.idle;
-    r.rows.push_back({trace.deviceLabel(t.device), t.window_end_ns - t.window_start_ns, t.busy_ns, i.total_ns,
+  for (const auto* t : usedDevices(timelines, [](const auto& t) { return t.window_end_ns > t.window_start_ns; })) {
+    const auto& i = t->idle;
+    r.rows.push_back({trace.deviceLabel(t->device), t->window_end_ns - t->window_start_ns, t->busy_ns, i.total_ns,
                       i.after_sync_ns, i.copy_wait_ns, i.launch_bound_ns, i.host_busy_ns, i.queued_ns, i.gaps,
-                      t.launch_latency_all.median, t.launch_latency_on_idle_gpu.median, t.launch_call_ns, t.kernels,
-                      t.short_kernels, ratio(t.short_kernels, t.kernels), t.copy_ns, t.copy_overlap_ns,
-                      ratio(t.copy_overlap_ns, t.copy_ns)});
+                      t->launch_latency_all.median, t->launch_latency_on_idle_gpu.median, t->launch_call_ns, t->kernels,
+                      t->short_kernels, ratio(t->short_kernels, t->kernels), t->copy_ns, t->copy_overlap_ns,
+                      ratio(t->copy_overlap_ns, t->copy_ns)});
   }
   return r;
 }

@@ -152,6 +152,12 @@ TEST(Cli, MultiRankJob) {
   EXPECT_NEAR(rows[1]["away_ns"].get<double>(), 2.18e6, 0.01e6);
   CliRun single = gpuscope({"stats", testing::fixturePath("pytorch_gpt2_step.gpuscope")});
   EXPECT_EQ(single.out.find("Ranks"), std::string::npos);  // one process: no ranks table
+  // Three processes saw both GPUs; each rank ran on one, the launcher on none: two rows, not six.
+  for (const char* report : {"devices", "timeline"}) {
+    CliRun per_gpu = gpuscope({"stats", "--report", report, "--format", "json", GPUSCOPE_MULTIRANK_TRACE});
+    ASSERT_EQ(per_gpu.status, 0) << per_gpu.err;
+    EXPECT_EQ(nlohmann::json::parse(per_gpu.out)[report].size(), 2u) << report << ": " << per_gpu.out;
+  }
 }
 
 // NCCL's sizes survive the way to HTA and back (the recorded sweep of tests/fixtures/multirank/README.md): the
