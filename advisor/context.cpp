@@ -35,8 +35,7 @@ Framework detectFramework(const TraceData& t) {
       ++votes[static_cast<int>(Framework::kPyTorch)];
     } else if (name.rfind("cupy_", 0) == 0) {
       ++votes[static_cast<int>(Framework::kCuPy)];
-    } else if (name.find("_fusion") != std::string::npos || name.rfind("fusion_", 0) == 0 ||
-               name.rfind("wrapped_", 0) == 0) {  // XLA's single-op kernels: JAX run op by op
+    } else if (name.find("_fusion") != std::string::npos || name.rfind("fusion_", 0) == 0 || xlaSingleOp(name)) {
       ++votes[static_cast<int>(Framework::kJax)];
     }
   }
@@ -273,7 +272,7 @@ namespace {
 
 bool compilerMade(std::string_view name) {
   return name.rfind("triton_", 0) == 0 || name.find("_fusion") != std::string_view::npos ||
-         name.rfind("fusion", 0) == 0 || name.rfind("wrapped_", 0) == 0;  // wrapped_: XLA's single-op kernels
+         name.rfind("fusion", 0) == 0 || xlaSingleOp(name);
 }
 
 // A convolution and the elementwise kernels after it. PyTorch's fix, torch.compile, calls cuDNN's convolution as

@@ -27,6 +27,9 @@ namespace gpuscope::advisor {
 enum class Framework { kCuda, kPyTorch, kJax, kCuPy };
 std::string_view toString(Framework framework);  // "CUDA", "PyTorch", "JAX", "CuPy"
 
+// XLA's single-op kernels (wrapped_<op>): what JAX launches when it dispatches op by op.
+inline bool xlaSingleOp(std::string_view kernel_name) { return kernel_name.starts_with("wrapped_"); }
+
 // How a PyTorch program spreads its model over the ranks: no wrapper seen (no bridge, or not PyTorch), none
 // (a model ran, unwrapped), DistributedDataParallel, or FSDP (FullyShardedDataParallel, FSDP2's fully_shard).
 enum class DataParallel { kUnknown, kNone, kDdp, kFsdp };

@@ -172,14 +172,14 @@ plan::Fix cudaGraphsFix(const Context& c, Finding& f) {
 }
 
 // Whether a JAX program's steps run jitted already: most of their kernels are XLA's fusions and library calls, not
-// the single-op kernels (XLA names them wrapped_<op>) that JAX launches when it dispatches op by op.
+// its single-op kernels.
 bool jittedAlready(const Context& c) {
   const auto& k = c.trace.kernels;
   size_t in_steps = 0, single_op = 0;
   for (size_t i = 0; i < k.size(); ++i) {
     if (k.session[i] != c.session || !c.inTimedSteps(k.start_ns[i])) continue;
     ++in_steps;
-    if (c.trace.text(c.trace.configs[k.config[i]].name.id).starts_with("wrapped_")) ++single_op;
+    if (xlaSingleOp(c.trace.kernelName(i))) ++single_op;
   }
   return in_steps > 0 && single_op * 2 < in_steps;
 }
