@@ -352,15 +352,15 @@ constexpr double kEvenSplit = kRegularity / 2;
 // A name's stretches repeat one another where this share of them launch one sequence of kernels.
 constexpr double kSameStretches = 0.6;
 
-// Whether most stretches between a name's positions (the first and last left out) launch the same kernels in the
-// same order.
-bool stretchesRepeat(const TraceData& t, const std::vector<size_t>& kernels, const std::vector<size_t>& where) {
+// Whether most stretches between a name's positions in the sequence of kernel names (the first and last stretch
+// left out) launch the same kernels in the same order.
+bool stretchesRepeat(const std::vector<int32_t>& names, const std::vector<size_t>& where) {
   if (where.size() < 4) return false;
   std::unordered_map<uint64_t, size_t> seen;
   for (size_t i = 1; i + 2 < where.size(); ++i) {
     uint64_t h = 1469598103934665603ull;
     for (size_t p = where[i]; p < where[i + 1]; ++p) {
-      h = (h ^ static_cast<uint64_t>(t.configs[t.kernels.config[kernels[p]]].name.id)) * 1099511628211ull;
+      h = (h ^ static_cast<uint64_t>(names[p])) * 1099511628211ull;
     }
     ++seen[h];
   }
@@ -372,8 +372,12 @@ bool stretchesRepeat(const TraceData& t, const std::vector<size_t>& kernels, con
 Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& launch,
                              const std::vector<size_t>& kernels) {
   const size_t n = kernels.size();
+  std::vector<int32_t> names(n);                               // the sequence's kernel names (ids)
   std::unordered_map<int32_t, std::vector<size_t>> positions;  // name id -> positions in the sequence
-  for (size_t p = 0; p < n; ++p) positions[t.configs[t.kernels.config[kernels[p]]].name.id].push_back(p);
+  for (size_t p = 0; p < n; ++p) {
+    names[p] = t.configs[t.kernels.config[kernels[p]]].name.id;
+    positions[names[p]].push_back(p);
+  }
   struct Candidate {
     int32_t name;
     double variation;
@@ -396,7 +400,7 @@ Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& lau
   // Of splits about as even, one into stretches that repeat one another comes first: a conjugate-gradient step
   // computes two dot products, and the reduction's kernel, twice a step, split it into halves as even as the
   // step's own (nine kernels each), but the halves alternate between two sequences.
-  for (Candidate& c : candidates) c.repeats = stretchesRepeat(t, kernels, positions[c.name]);
+  for (Candidate& c : candidates) c.repeats = stretchesRepeat(names, positions[c.name]);
   auto tier = [](const Candidate& c) { return c.variation <= kEvenSplit ? 0.0 : c.variation; };
   std::stable_sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
     return std::make_tuple(tier(a), !a.repeats) < std::make_tuple(tier(b), !b.repeats);
