@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 
 #include "tests/analyzer/load_for_test.h"
@@ -21,6 +22,15 @@ using testing::TempDir;
 using testing::TraceBuilder;
 
 Iterations iterationsOf(const std::string& path) { return findIterations(loadForTest(path)); }
+
+// Appends kernels one after another to b: each 8 us long, launched 10 us after the one before, 1 us ahead of its
+// start.
+std::function<void(const std::string&)> kernelSequence(TraceBuilder& b) {
+  return [&b, t = int64_t{1'000'000}](const std::string& name) mutable {
+    b.kernel(name, t + 1'000, t + 9'000, 7, t);
+    t += 10'000;
+  };
+}
 
 TEST(Iterations, NvtxStepsOfThePyTorchFixtures) {
   // overhead_bench.py ran one warm-up and four measured steps, each an NVTX range "step".
@@ -98,11 +108,7 @@ TEST(Iterations, NoneInProgramsWithoutALoop) {
 TEST(Iterations, ASetUpLoopBeforeAnUnmarkedLoopIsNoLoopOfSteps) {
   TempDir dir;
   TraceBuilder b(dir.path("t.gpuscope"));
-  int64_t t = 1'000'000;
-  auto kernel = [&](const char* name) {
-    b.kernel(name, t + 1'000, t + 9'000, 7, t);
-    t += 10'000;
-  };
+  auto kernel = kernelSequence(b);
   for (int layer = 0; layer < 4; ++layer) {
     for (const char* name : {"fill_uniform", "to_bf16", "fill_uniform"}) kernel(name);
   }
@@ -123,11 +129,7 @@ TEST(Iterations, ASetUpLoopBeforeAnUnmarkedLoopIsNoLoopOfSteps) {
 TEST(Iterations, AnEvenSetUpLoopGivesWayToTheLoopOfSteps) {
   TempDir dir;
   TraceBuilder b(dir.path("t.gpuscope"));
-  int64_t t = 1'000'000;
-  auto kernel = [&](const char* name) {
-    b.kernel(name, t + 1'000, t + 9'000, 7, t);
-    t += 10'000;
-  };
+  auto kernel = kernelSequence(b);
   for (int frame = 0; frame < 8; ++frame) {
     for (const char* name : {"gen_sequenced", "random_x_mod_1"}) kernel(name);
   }
@@ -149,11 +151,7 @@ TEST(Iterations, AnEvenSetUpLoopGivesWayToTheLoopOfSteps) {
 TEST(Iterations, StepsInsideEpochsAreTheIterations) {
   TempDir dir;
   TraceBuilder b(dir.path("t.gpuscope"));
-  int64_t t = 1'000'000;
-  auto kernel = [&](const char* name) {
-    b.kernel(name, t + 1'000, t + 9'000, 7, t);
-    t += 10'000;
-  };
+  auto kernel = kernelSequence(b);
   std::vector<std::string> step_kernels{"loop_multiply_fusion"};
   for (int layer = 0; layer < 6; ++layer) {
     for (const char* name : {"conv_fprop_", "loop_relu_fusion_", "conv_dgrad_"})
@@ -163,7 +161,7 @@ TEST(Iterations, StepsInsideEpochsAreTheIterations) {
   for (int epoch = 0; epoch < 4; ++epoch) {
     for (const char* name : {"wrapped_iota", "sort_13_1", "sort_13_1__2", "wrapped_gather"}) kernel(name);
     for (int step = 0; step < 40; ++step) {
-      for (const std::string& name : step_kernels) kernel(name.c_str());
+      for (const std::string& name : step_kernels) kernel(name);
     }
   }
   ASSERT_TRUE(b.finish());
@@ -180,11 +178,7 @@ TEST(Iterations, StepsInsideEpochsAreTheIterations) {
 TEST(Iterations, AlternatingHalvesAreOneStep) {
   TempDir dir;
   TraceBuilder b(dir.path("t.gpuscope"));
-  int64_t t = 1'000'000;
-  auto kernel = [&](const char* name) {
-    b.kernel(name, t + 1'000, t + 9'000, 7, t);
-    t += 10'000;
-  };
+  auto kernel = kernelSequence(b);
   for (int steps : {20, 60}) {  // a warm-up solve, then the timed one
     // Each solve starts with r = b - A x and r.r: a sparse product and a reduction outside the steps.
     for (const char* name : {"csr_partition", "csrmv", "subtract", "copy", "cub_reduce", "cub_single_tile"})
