@@ -812,10 +812,10 @@ def _keyword_binder(original):
     2026-11-28). Calls it cannot bind by name (positional-only or variadic parameters) go as they came."""
     try:
         params = list(inspect.signature(original).parameters.values())
-    except (TypeError, ValueError):
-        params = [inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL)]
+    except (TypeError, ValueError):  # no signature to bind by
+        params = []
     names = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
-    bindable = not any(p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL) for p in params)
+    bindable = bool(params) and not any(p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL) for p in params)
 
     def bind(args, kwargs):
         if not bindable or not args or len(args) > len(names) or any(n in kwargs for n in names[:len(args)]):

@@ -358,8 +358,9 @@ def trained_with_fixes(ref_calls, c):
     """Whether the model's call c (from 1) follows a backward pass of a call the fixes were in (apply's fixes go in
     at the second call): its weights are then those the fixes' own training steps made, and its outputs differ
     from the run as written by all that the training made of the fixes' rounding, which the windows of mean
-    losses judge (where the fixes round otherwise than as written: compare leaves such calls out only then). A DDP ResNet-50 trained in bf16 at lr 0.1, compiled, moved its outputs at call 3 by 10.2 and
-    13.3 % on its two ranks, its losses within tolerance and its outputs at call 2 too (2 x H200, 2026-11-28)."""
+    losses judge (where the fixes round otherwise than as written: compare leaves such calls out only then). A
+    DDP ResNet-50 trained in bf16 at lr 0.1, compiled, moved its outputs at call 3 by 10.2 and 13.3 % on its two
+    ranks, its losses within tolerance and its outputs at call 2 too (2 x H200, 2026-11-28)."""
     second = ref_calls[1] if len(ref_calls) > 1 else None
     call = ref_calls[c - 1]
     if c <= 2 or second is None or call is None or "backwards" not in call:
@@ -426,6 +427,7 @@ def _compared_words(mine, ref, skip_trained):
     if losses:
         words.append(f"the loss of steps 1-{losses}" if losses > 1 else "the loss of step 1")
     pairs = _call_pairs(mine, ref, skip_trained)
+    trained = len(_call_pairs(mine, ref)) - len(pairs)  # their weights are the fixes' own training's
     calls = sum(same_inputs(a, b) for a, b in pairs)
     other = len(pairs) - calls
     if calls:
@@ -433,10 +435,7 @@ def _compared_words(mine, ref, skip_trained):
         words.append(f"the model's outputs{' (their shapes only: dropout draws random numbers)' if random else ''} "
                      f"and buffers at {calls} call{'s' if calls > 1 else ''}")
     said = " and ".join(words)
-    trained = skip_trained and sum(trained_with_fixes(ref_calls, c)
-                                   for calls, ref_calls in zip(mine["models"], ref["models"])
-                                   for c in range(1, min(len(calls), len(ref_calls)) + 1))
-    if trained:  # their weights are the fixes' own training's: the loss windows judge them
+    if trained:
         said += (f"{' ' if said else ''}(not the model's outputs at {trained} later call{'s' if trained > 1 else ''}: "
                  f"computed with weights trained with the fixes, judged by the losses)")
     if other:  # the loader's workers drew other random crops: those calls' outputs say nothing of the fixes
