@@ -375,14 +375,40 @@ LoaderWait loaderWait(const Context& c, const std::vector<Interval>& loader_rang
   return wait;
 }
 
+// The start times of the process's launch calls of GPU work, sorted: of its kernels (a CUDA graph's launch for
+// the kernels it replays) or, with `host_to_device`, of its copies from the host to the device.
+std::vector<int64_t> launchCallStarts(const Context& c, const analysis::GpuWorkColumns& work, bool host_to_device) {
+  std::vector<int64_t> starts;
+  for (size_t i = 0; i < work.size(); ++i) {
+    if (work.session[i] != c.session || work.launch_call[i] == analysis::kNone) continue;
+    if (host_to_device && c.trace.copies.kind[i] != schema::CopyKind::kHostToDevice) continue;
+    starts.push_back(c.trace.api_calls.start_ns[static_cast<size_t>(work.launch_call[i])]);
+  }
+  std::sort(starts.begin(), starts.end());
+  return starts;
+}
+
+// Whether a stretch of host work ending at `end` made a batch: the next GPU work the host issues after it is a
+// copy from the host, before any kernel. A jitted JAX step fed from NumPy spent 2.3 ms a step outside CUDA after
+// its batch's copy had been issued, in XLA's own dispatch of the step, which ended at the step's CUDA graph
+// launch (bench/corpus/jax_transformer_lm, H200, 2026-11-28): no batch is made there.
+bool endsInCopyFromHost(const std::vector<int64_t>& kernel_calls, const std::vector<int64_t>& copy_calls, int64_t end) {
+  const auto copy = std::lower_bound(copy_calls.begin(), copy_calls.end(), end);
+  if (copy == copy_calls.end()) return false;
+  const auto kernel = std::lower_bound(kernel_calls.begin(), kernel_calls.end(), end);
+  return kernel == kernel_calls.end() || *copy <= *kernel;
+}
+
 // Steps found from their kernels or syncs run from one step's first launch to the next one's, so the host's work
 // between them (a batch made with NumPy) falls inside a step, where the GPU idles through stretches of 1 ms or more
-// in which the host made no CUDA call. With NVTX steps that work is between them, in the gap between steps. The
-// median step's longest such stretch: a habit of every step, not a few hiccups (a jitted JAX step fed on the
-// device had 1 ms gaps in a few of its steps, and none in the median one).
+// in which the host made no CUDA call, and the batch's copy follows. With NVTX steps that work is between them, in
+// the gap between steps. The median step's longest such stretch: a habit of every step, not a few hiccups (a
+// jitted JAX step fed on the device had 1 ms gaps in a few of its steps, and none in the median one).
 int64_t hostAwayInSteps(const Context& c, const std::vector<Interval>& loader_ranges) {
   if (c.iterations.source == analysis::IterationSource::kNvtx || c.step.timed_windows.empty()) return 0;
   const std::vector<Interval> calls = analysis::cudaCalls(c.trace, c.session);
+  const std::vector<int64_t> kernel_calls = launchCallStarts(c, c.trace.kernels, false);
+  const std::vector<int64_t> copy_calls = launchCallStarts(c, c.trace.copies, true);
   // The GPU's busy time, the bridge's DataLoader ranges (their idle is loaderWait's, counted once) and CuPy's
   // staging of its host arrays (pageable_copies').
   std::vector<Interval> accounted = c.activity.busy;
@@ -398,6 +424,7 @@ int64_t hostAwayInSteps(const Context& c, const std::vector<Interval>& loader_ra
     // unjitted JAX step's 5 ms a step of them was no input pipeline).
     int64_t longest = 0;
     for (const Interval& i : away) {
+      if (!endsInCopyFromHost(kernel_calls, copy_calls, i.end)) continue;
       longest = std::max(longest, i.end - i.start - analysis::overlapLength(accounted, i.start, i.end));
     }
     per_step.push_back(longest);

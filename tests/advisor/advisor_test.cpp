@@ -620,6 +620,37 @@ TEST(Advisor, TheGpuIdlingWhileTheDataLoaderMakesTheNextBatchIsAnInputPipelineFi
   EXPECT_LT(g->gain.idle_ns, 4'000'000);
 }
 
+// Steps found from their kernels: 2 ms of GPU work a step, then 3 ms of the host's own work with no CUDA call,
+// and the next batch's copy from the host either after that work (the host made the batch) or before it (a
+// framework's own dispatch of the next step, as XLA's was in a jitted JAX step fed from NumPy).
+Advice adviceOnHostStretches(bool copy_after) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("away.gpuscope"));
+  const int64_t period = 5'100'000;
+  for (int step = 0; step < 8; ++step) {
+    const int64_t t = step * period;
+    for (int k = 0; k < 4; ++k) {
+      const int64_t start = t + 20'000 + k * 500'000;
+      b.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", start, start + 490'000, 7, t + k * 1'000);
+    }
+    const int64_t copy = copy_after ? t + period - 50'000 : t + 2'050'000;
+    b.copy(schema::CopyKind::kHostToDevice, schema::MemoryKind::kPinned, 65536, copy, copy + 5'000);
+  }
+  EXPECT_TRUE(b.finish());
+  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("away.gpuscope"));
+  EXPECT_TRUE(trace);
+  return trace ? advise(buildContext(*trace)) : Advice{};
+}
+
+TEST(Advisor, HostWorkOutsideCudaIsAnInputPipelineOnlyWhereTheBatchsCopyFollowsIt) {
+  const Advice made = adviceOnHostStretches(true);
+  const Finding* f = made.find("input_pipeline");
+  ASSERT_TRUE(f) << made.step_basis;
+  EXPECT_GE(f->gain.idle_ns, 2'900'000);
+  EXPECT_LT(f->gain.idle_ns, 3'200'000);
+  EXPECT_FALSE(adviceOnHostStretches(false).find("input_pipeline"));
+}
+
 Advice adviceOnPath(const std::string& path) {
   Result<analysis::TraceData> trace = analysis::loadTrace(path);
   EXPECT_TRUE(trace) << (trace ? "" : trace.status().message());
