@@ -84,8 +84,8 @@ std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace);
 // (`--trace sync`), since CUPTI then slows every CUDA runtime call; the API calls carry the same moments.
 std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& trace);
 // The calls of one process (index into trace.sessions) in which its host waited for the GPU (synchronize
-// calls, synchronous copies, launch calls of 100 µs or more: the launch queue was full), merged: time that
-// is not the host's own work.
+// calls, synchronous copies and copies into pageable memory, launch calls of 100 µs or more: the launch queue was
+// full), merged: time that is not the host's own work.
 std::vector<Interval> hostWaitCalls(const TraceData& trace, int32_t session);
 // Every CUDA call of one process (all its threads), merged: between them its host does work of its own.
 std::vector<Interval> cudaCalls(const TraceData& trace, int32_t session);

@@ -153,6 +153,22 @@ TEST(CorpusForecast, KeptOutputsLeaveCudaGraphsOutOfThePlan) {
   }
 }
 
+// A CuPy k-means (bench/corpus/cupy_kmeans, H200, 2026-11-28): one function called for 3 iterations of warm-up,
+// then for 60 timed ones of the same 25 kernels; its convergence test reads the centroids' shift back with
+// cudaMemcpyAsync into pageable memory, and waits there for the GPU, 8.2 ms an iteration. The iterations are the
+// steps (9.81 ms by its clock, recorded), not the two calls (a name seen three times split the run into two
+// stretches, even only by having one to compare), and the host's own work per step leaves the wait out (with it,
+// the host was said to set the pace after the plan's fixes).
+TEST(CorpusIterations, AFunctionCalledTwiceIsTheLoopOfItsIterations) {
+  Result<analysis::TraceData> data = analysis::loadTrace((kTraces / "cupy_kmeans.program.gpuscope").string());
+  ASSERT_TRUE(data);
+  const Context c = buildContext(*data);
+  EXPECT_GE(c.iterations.list.size(), 55u);
+  EXPECT_NEAR(static_cast<double>(c.step.time_ns), 9.81e6, 0.05 * 9.81e6);
+  ASSERT_TRUE(c.host.measured);
+  EXPECT_LT(c.host.step_ns, 3'000'000) << c.host.step_ns;  // 25 launches and CuPy's work around them
+}
+
 // The naive training loop recorded under `gpuscope apply --record` with its plan for both goals (H200,
 // 2026-11-28): the program's steps are those after the check (the model's first call ran as written in fp32, and
 // the check's steps compiled and recorded graphs, each allocating once), so no fp32 GEMM is left and nothing grows,
