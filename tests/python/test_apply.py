@@ -361,6 +361,25 @@ class KeptOutputs(PlanCase):
         self.assertFalse([line for line in lines if "rolled back" in line], lines)
 
 
+
+class AttributeState(PlanCase):
+    """CUDA graphs replay into the same memory, so a forward that stores tensors in the model's attributes at
+    every call (torchvision's anchor generator) is compiled again without them; one that fills such an
+    attribute once, at its first call, keeps them."""
+
+    def test_an_attribute_rebuilt_at_every_call_turns_the_graphs_off(self):
+        plain, _ = self.json_output("attribute_state.py", "rebuilt")
+        applied, lines = self.json_output("attribute_state.py", "rebuilt", plan=self.plan({"kind": "cuda_graphs"}))
+        self.assertIn("cuda_graphs-1 (cuda_graphs): rolled back: the forward stores tensors in the model's "
+                      "attributes (anchors.cell_anchors), kept from call to call", lines[-1])
+        torch.testing.assert_close(applied["sums"], plain["sums"], rtol=1e-5, atol=1e-5)
+
+    def test_an_attribute_filled_once_keeps_them(self):
+        _, lines = self.json_output("attribute_state.py", "cached", plan=self.plan({"kind": "cuda_graphs"}))
+        self.assertIn("applied: Detector.forward compiled (mode 'reduce-overhead')", lines[-1])
+        self.assertFalse([line for line in lines if "rolled back" in line], lines)
+
+
 class Checked(PlanCase):
     """With the timing check on (as `gpuscope apply` runs it), a fix that makes the model's calls slower is
     rolled back and the program goes on as the script wrote it."""

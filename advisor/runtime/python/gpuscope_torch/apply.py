@@ -721,7 +721,7 @@ def _at_first_forward(kind, fix, module):
     # Switched off and on by _active alone: setting the module's attributes again would fail the compiled
     # code's guards on it and compile it once more.
     module.forward = _guarded(kind, torch.compile(module.forward, mode=mode), module.forward, mode == "reduce-overhead",
-                              module)
+                              module, _attribute_tensors(module))
     return _Change(kind, f"applied: {type(module).__name__}.forward compiled (mode {mode!r})")
 
 
@@ -744,7 +744,7 @@ def _stop_recording_hooks(module):
         annotate.stop_module_hooks(module)
 
 
-def _guarded(kind, changed, original, graphs, module):
+def _guarded(kind, changed, original, graphs, module, attributes):
     """A forward with a fix in it, guarded: the first error raised inside it (a compile or graph-capture failure,
     a dtype error, out of memory) switches the fix off, runs the call again as the script wrote it, and every
     later call too; the roll-back is said on stderr. The program goes on as it would have without gpuscope.
@@ -752,7 +752,9 @@ def _guarded(kind, changed, original, graphs, module):
     state) is never replayed: a replay would overwrite it. Nor is an inference forward whose caller still holds
     what the call before the previous one returned (an evaluation loop appending each batch's outputs to a list):
     the next replay would overwrite those too, and the kept results would be wrong. Nor is one of several
-    forwards per optimizer step (gradient accumulation): the model is compiled again without graphs."""
+    forwards per optimizer step (gradient accumulation), or one that stores tensors in the model's attributes
+    (`attributes`: those before its first call, which ran as written): the model is compiled again without
+    graphs."""
     state = {"calls": 0, "returned": [], "changed": changed, "graphs": graphs, "train_calls": 0, "steps": 0,
              "recent": []}
     as_keywords = _keyword_binder(original)
@@ -765,6 +767,12 @@ def _guarded(kind, changed, original, graphs, module):
         if kind in _rolled_back or kind not in _active:
             return original(*args, **kwargs)
         graphs = state["graphs"]
+        rebound = _rebound(attributes, module) if graphs and state["calls"] == 1 else []
+        if rebound:
+            state["graphs"] = graphs = False
+            state["changed"] = torch.compile(original, mode="default")
+            _graphs_off(f"the forward stores tensors in the model's attributes ({', '.join(rebound[:3])}), kept "
+                        f"from call to call: a graph replay would overwrite them, and the next call would read them")
         if graphs and state["calls"] <= 4 and _carried(values.tensors((args, kwargs)), state["returned"]):
             _roll_back(kind, "CUDA graphs: the forward is handed tensors its previous call returned (state kept from "
                              "call to call, such as a KV cache), which graph replays would overwrite")
@@ -801,6 +809,32 @@ def _guarded(kind, changed, original, graphs, module):
         return out
 
     return forward
+
+
+def _attribute_tensors(module):
+    """What each attribute of the model's modules that holds tensors (a tensor, or a list, tuple or dict of them;
+    not its parameters and buffers) holds: which objects, by id, keyed by the attribute's name."""
+    held = {}
+    for path, m in module.named_modules():
+        for name, value in vars(m).items():
+            if name in ("_parameters", "_buffers", "_modules"):
+                continue
+            items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else None
+            if isinstance(value, torch.Tensor):
+                held[f"{path}.{name}".lstrip(".")] = (id(value),)
+            elif items is not None and any(isinstance(v, torch.Tensor) for v in items):
+                held[f"{path}.{name}".lstrip(".")] = (id(value),) + tuple(id(v) for v in items)
+    return held
+
+
+def _rebound(before, module):
+    """The attributes that held tensors before the model's first call and hold other objects now: state the
+    forward keeps on the model from call to call. torchvision's detection models rebuild their anchor
+    generator's cell_anchors at every call; under CUDA graphs the list held a replay's outputs, the next replay
+    overwrote them and Faster R-CNN's next call failed, as written too (H200, 2026-11-28). An attribute first
+    set by the call (a cache filled once) is no such state."""
+    now = _attribute_tensors(module)
+    return [name for name, objects in before.items() if name in now and now[name] != objects]
 
 
 def _keyword_binder(original):
