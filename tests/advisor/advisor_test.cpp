@@ -477,6 +477,12 @@ TEST(Advisor, HtmlRendersOfflineInHeadlessChromium) {
   EXPECT_GT(drawn, 10 * blank) << drawn << " bytes against " << blank << " for a blank page";
 }
 
+Advice adviceOnPath(const std::string& path) {
+  Result<analysis::TraceData> trace = analysis::loadTrace(path);
+  EXPECT_TRUE(trace) << (trace ? "" : trace.status().message());
+  return trace ? advise(buildContext(*trace)) : Advice{};
+}
+
 // Until a real multi-rank trace exists (issue #9), a built one: NCCL kernels after the compute of each step,
 // or on their own stream under it.
 // Six steps of one kernel sequence each, 100 us apart, kernels of 5 us back to back.
@@ -492,9 +498,7 @@ Advice adviceOnSequence(const std::vector<std::string>& kernels) {
     }
   }
   EXPECT_TRUE(b.finish());
-  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("sequence.gpuscope"));
-  EXPECT_TRUE(trace);
-  return trace ? advise(buildContext(*trace)) : Advice{};
+  return adviceOnPath(dir.path("sequence.gpuscope"));
 }
 
 // nanoGPT's hand-written attention under autocast: scale, mask, masked_fill and a cast before the softmax,
@@ -562,9 +566,7 @@ Advice adviceOnBuiltSteps(bool overlapped) {
     b.api("cudaStreamSynchronize", t + 50'000, std::max(t + 510'000, comm + 300'000));
   }
   EXPECT_TRUE(b.finish());
-  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("ranks.gpuscope"));
-  EXPECT_TRUE(trace);
-  return trace ? advise(buildContext(*trace)) : Advice{};
+  return adviceOnPath(dir.path("ranks.gpuscope"));
 }
 
 TEST(Advisor, ExposedCommunicationOnBuiltTraces) {
@@ -594,9 +596,7 @@ Advice adviceOnLoaderSteps(int64_t loading_ns, bool model_ranges = true) {
     b.nvtx(std::string(analysis::kDataLoaderRange), t + 2'100'000, t + 2'100'000 + loading_ns);
   }
   EXPECT_TRUE(b.finish());
-  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("loader.gpuscope"));
-  EXPECT_TRUE(trace);
-  return trace ? advise(buildContext(*trace)) : Advice{};
+  return adviceOnPath(dir.path("loader.gpuscope"));
 }
 
 TEST(Advisor, TheGpuIdlingWhileTheDataLoaderMakesTheNextBatchIsAnInputPipelineFinding) {
@@ -637,9 +637,7 @@ Advice adviceOnHostStretches(bool copy_after) {
     b.copy(schema::CopyKind::kHostToDevice, schema::MemoryKind::kPinned, 65536, copy, copy + 5'000);
   }
   EXPECT_TRUE(b.finish());
-  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("away.gpuscope"));
-  EXPECT_TRUE(trace);
-  return trace ? advise(buildContext(*trace)) : Advice{};
+  return adviceOnPath(dir.path("away.gpuscope"));
 }
 
 TEST(Advisor, HostWorkOutsideCudaIsAnInputPipelineOnlyWhereTheBatchsCopyFollowsIt) {
@@ -649,12 +647,6 @@ TEST(Advisor, HostWorkOutsideCudaIsAnInputPipelineOnlyWhereTheBatchsCopyFollowsI
   EXPECT_GE(f->gain.idle_ns, 2'900'000);
   EXPECT_LT(f->gain.idle_ns, 3'200'000);
   EXPECT_FALSE(adviceOnHostStretches(false).find("input_pipeline"));
-}
-
-Advice adviceOnPath(const std::string& path) {
-  Result<analysis::TraceData> trace = analysis::loadTrace(path);
-  EXPECT_TRUE(trace) << (trace ? "" : trace.status().message());
-  return trace ? advise(buildContext(*trace)) : Advice{};
 }
 
 // A built 2-rank job whose rank 1 is 300 µs late to its all-reduce each step: rank 0 waits there, which is
@@ -720,9 +712,7 @@ Advice adviceOnGradientAllReduces(bool interleaved, const std::string& model = "
     b.api("cudaStreamSynchronize", t + 4'800'000, t + 5'800'000);
   }
   EXPECT_TRUE(b.finish());
-  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("allreduce.gpuscope"));
-  EXPECT_TRUE(trace);
-  return trace ? advise(buildContext(*trace)) : Advice{};
+  return adviceOnPath(dir.path("allreduce.gpuscope"));
 }
 
 TEST(Advisor, CollectivesIssuedOneByOneAfterTheBackward) {
@@ -913,9 +903,7 @@ Advice adviceOnCachingAllocator(int64_t growth_bytes) {
     if (growth_bytes > 0) address += size + kept;
   }
   EXPECT_TRUE(b.finish());
-  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("frag.gpuscope"));
-  EXPECT_TRUE(trace);
-  return trace ? advise(buildContext(*trace)) : Advice{};
+  return adviceOnPath(dir.path("frag.gpuscope"));
 }
 
 TEST(Advisor, CachingAllocatorFragmentationOnBuiltTraces) {
@@ -954,9 +942,7 @@ Advice adviceOnPinning(bool in_loop) {
     if (in_loop) b.api("cudaFreeHost", t + 4'450'000, t + 4'750'000);
   }
   EXPECT_TRUE(b.finish());
-  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("pinned.gpuscope"));
-  EXPECT_TRUE(trace);
-  return trace ? advise(buildContext(*trace)) : Advice{};
+  return adviceOnPath(dir.path("pinned.gpuscope"));
 }
 
 TEST(Advisor, PinnedAllocationOnBuiltTraces) {
@@ -982,9 +968,7 @@ Advice adviceOnFullGpu(int64_t big_bytes) {
     b.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", t + 10'000, t + 890'000);
   }
   EXPECT_TRUE(b.finish());
-  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("full.gpuscope"));
-  EXPECT_TRUE(trace);
-  return trace ? advise(buildContext(*trace)) : Advice{};
+  return adviceOnPath(dir.path("full.gpuscope"));
 }
 
 TEST(Advisor, OutOfMemoryRiskOnBuiltTraces) {
