@@ -375,13 +375,13 @@ LoaderWait loaderWait(const Context& c, const std::vector<Interval>& loader_rang
   return wait;
 }
 
-// The start times of the process's launch calls of GPU work, sorted: of its kernels (a CUDA graph's launch for
-// the kernels it replays) or, with `host_to_device`, of its copies from the host to the device.
-std::vector<int64_t> launchCallStarts(const Context& c, const analysis::GpuWorkColumns& work, bool host_to_device) {
+// The start times of the process's launch calls of the GPU work (kernels: a CUDA graph's launch for the kernels
+// it replays; copies) that `keep` keeps, by index, sorted.
+template <typename Keep>
+std::vector<int64_t> launchCallStarts(const Context& c, const analysis::GpuWorkColumns& work, Keep keep) {
   std::vector<int64_t> starts;
   for (size_t i = 0; i < work.size(); ++i) {
-    if (work.session[i] != c.session || work.launch_call[i] == analysis::kNone) continue;
-    if (host_to_device && c.trace.copies.kind[i] != schema::CopyKind::kHostToDevice) continue;
+    if (work.session[i] != c.session || work.launch_call[i] == analysis::kNone || !keep(i)) continue;
     starts.push_back(c.trace.api_calls.start_ns[static_cast<size_t>(work.launch_call[i])]);
   }
   std::sort(starts.begin(), starts.end());
@@ -407,8 +407,9 @@ bool endsInCopyFromHost(const std::vector<int64_t>& kernel_calls, const std::vec
 int64_t hostAwayInSteps(const Context& c, const std::vector<Interval>& loader_ranges) {
   if (c.iterations.source == analysis::IterationSource::kNvtx || c.step.timed_windows.empty()) return 0;
   const std::vector<Interval> calls = analysis::cudaCalls(c.trace, c.session);
-  const std::vector<int64_t> kernel_calls = launchCallStarts(c, c.trace.kernels, false);
-  const std::vector<int64_t> copy_calls = launchCallStarts(c, c.trace.copies, true);
+  const std::vector<int64_t> kernel_calls = launchCallStarts(c, c.trace.kernels, [](size_t) { return true; });
+  const std::vector<int64_t> copy_calls = launchCallStarts(
+      c, c.trace.copies, [&](size_t i) { return c.trace.copies.kind[i] == schema::CopyKind::kHostToDevice; });
   // The GPU's busy time, the bridge's DataLoader ranges (their idle is loaderWait's, counted once) and CuPy's
   // staging of its host arrays (pageable_copies').
   std::vector<Interval> accounted = c.activity.busy;

@@ -361,7 +361,6 @@ class KeptOutputs(PlanCase):
         self.assertFalse([line for line in lines if "rolled back" in line], lines)
 
 
-
 class AttributeState(PlanCase):
     """CUDA graphs replay into the same memory, so a forward that stores tensors in the model's attributes at
     every call (torchvision's anchor generator) is compiled again without them; one that fills such an

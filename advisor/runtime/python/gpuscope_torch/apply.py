@@ -819,12 +819,19 @@ def _attribute_tensors(module):
         for name, value in vars(m).items():
             if name in ("_parameters", "_buffers", "_modules"):
                 continue
-            items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else None
-            if isinstance(value, torch.Tensor):
-                held[f"{path}.{name}".lstrip(".")] = (id(value),)
-            elif items is not None and any(isinstance(v, torch.Tensor) for v in items):
-                held[f"{path}.{name}".lstrip(".")] = (id(value),) + tuple(id(v) for v in items)
+            items = _items(value)
+            if any(isinstance(v, torch.Tensor) for v in items):
+                held[f"{path}.{name}".lstrip(".")] = (id(value), *map(id, items))
     return held
+
+
+def _items(value):
+    """What an attribute's value holds: itself where it is a tensor, else a list's, tuple's or dict's items."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        return list(value.values())
+    return list(value) if isinstance(value, (list, tuple)) else []
 
 
 def _rebound(before, module):
