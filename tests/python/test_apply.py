@@ -247,6 +247,18 @@ class CompiledForward(PlanCase):
             self.assertAlmostEqual(got, expected, places=3)
 
 
+    def test_compiles_once_for_evaluation_and_once_for_training(self):
+        # Evaluated under no_grad first (the compile's first call), then trained: the training calls compile once
+        # for their own way of calling the model, rather than running as written for the rest of the program.
+        plain, _ = self.json_output("eval_then_train.py")
+        applied, lines = self.json_output("eval_then_train.py", plan=self.plan({"kind": "fusion"}))
+        self.assertIn("applied: Sequential.forward compiled", lines[1])
+        self.assertEqual(applied["frames"], 2)
+        self.assertEqual(applied["evaluated"], plain["evaluated"])
+        for got, expected in zip(applied["trained"], plain["trained"]):
+            self.assertAlmostEqual(got, expected, places=3)
+
+
 class ScriptCompilesItself(PlanCase):
     def test_a_compiled_model_is_not_compiled_again(self):
         plain = f"{self.tmp}/plain.pt"
@@ -385,29 +397,30 @@ class Checked(PlanCase):
 
     CHECK = {"GPUSCOPE_APPLY_CHECK": "1"}
 
-    def test_a_forward_that_compiles_again_at_every_call_is_rolled_back(self):
-        # Every call of the compiled scorer compiles a new shape: seconds against a millisecond as written.
-        plain = support.run_ok(self, "varlen.py", extra_env=self.CHECK)
-        applied = support.run_ok(self, "varlen.py", plan=self.plan({"kind": "fusion"}), extra_env=self.CHECK)
-        self.assertEqual(applied.stdout.split(",")[0], plain.stdout.split(",")[0])  # every batch scored
-        lines = support.bridge_lines(applied.stderr)
-        self.assertEqual(len(lines), 3, applied.stderr)
-        self.assertIn("applied: Scorer.forward compiled (mode 'default')", lines[1])
-        # Caught by the time between calls where each compile takes half a second or more, else by the timing
-        # check's windows (inductor's cache can make a compile quicker than that).
-        self.assertRegex(lines[2], r"fusion-1 \(fusion\): rolled back: (recompiling or stalled: two calls in a row|"
-                                   r"slower: Scorer.forward took [\d.]+ ms per call with the fixes \(calls 5-7\))")
+    def test_a_forward_whose_shapes_change_at_every_call_compiles_once(self):
+        # Every call of the scorer has a new length: compiled by hand, each would compile again (seconds against a
+        # millisecond as written); with torch's automatic dynamic shapes, the third would compile once more.
+        # Compiled by the plan, the forward compiles at its first call and the later ones run as written.
+        for dynamic in ((), ("--automatic-dynamic",)):
+            with self.subTest(dynamic=dynamic):
+                plain = support.run_ok(self, "varlen.py", *dynamic, extra_env=self.CHECK)
+                applied = support.run_ok(self, "varlen.py", *dynamic, plan=self.plan({"kind": "fusion"}),
+                                         extra_env=self.CHECK)
+                self.assertEqual(_checksum(applied.stdout), _checksum(plain.stdout))  # every batch scored alike
+                self.assertIn("frames compiled 1", applied.stdout)
+                lines = support.bridge_lines(applied.stderr)
+                self.assertIn("applied: Scorer.forward compiled (mode 'default')", lines[1])
 
-    def test_a_forward_that_compiles_again_after_the_check_is_rolled_back(self):
-        # One length through the check (calls 5-10), so the compile is kept; a new length from call 15 on.
+    def test_a_forward_whose_shapes_change_after_the_check_is_not_compiled_again(self):
+        # One length through the check (calls 5-10), so the compile is kept; a new length from call 15 on, which
+        # runs as written rather than compiling again in the program's later steps.
         plain = support.run_ok(self, "changes_later.py", "shapes", extra_env=self.CHECK)
         applied = support.run_ok(self, "changes_later.py", "shapes", plan=self.plan({"kind": "fusion"}),
                                  extra_env=self.CHECK)
         self.assertEqual(applied.stdout.split(",")[0], plain.stdout.split(",")[0])  # every batch smoothed
+        self.assertIn("frames compiled 1", applied.stdout)
         lines = support.bridge_lines(applied.stderr)
-        self.assertRegex(lines[-2], r"fusion-1 \(fusion\): checked: Smoother.forward took")
-        self.assertIn("fusion-1 (fusion): rolled back: compiling again after the check: 4 compilations since it "
-                      "ended at call 11", lines[-1])
+        self.assertRegex(lines[-1], r"fusion-1 \(fusion\): checked: Smoother.forward took")
 
     def test_calls_far_slower_than_the_recorded_step_after_the_check_roll_the_compile_back(self):
         # 20 ms a step on the recording; from call 15 on, 100 ms from one call to the next.
@@ -457,6 +470,11 @@ class Checked(PlanCase):
         self.assertEqual(len(lines), 3, applied.stderr)
         self.assertIn("fusion-1 (fusion): not checked: the program called Scorer.forward 3 times, the timing check "
                       "needs 11", lines[2])
+
+
+def _checksum(stdout):
+    """A program's line of results up to its count of compiled frames, which differs with a plan that compiles."""
+    return stdout.split(", frames compiled")[0]
 
 
 class ResultsChecked(PlanCase):

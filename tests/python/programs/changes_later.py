@@ -1,10 +1,11 @@
 """Smooths signals with a chain of elementwise steps: calls alike at first, then, from call 15 on, a change the
 program makes as it goes. Compiled, the chain fuses into one kernel and runs faster than the script's own while
-the calls stay alike. Prints a checksum.
+the calls stay alike. Prints a checksum and how many frames torch compiled.
 
 Usage: changes_later.py shapes|pauses [CALLS]
-  shapes: a new length at every call from call 15 (a stream whose records grow); each compiles the forward again
-          (automatic dynamic shapes are off, as some deployments set them). 24 calls by default.
+  shapes: a new length at every call from call 15 (a stream whose records grow); compiled by hand, each would
+          compile the forward again (automatic dynamic shapes are off, as some deployments set them). 24 calls
+          by default.
   pauses: 100 ms between calls from call 15 (a later phase that paces itself on something else). 40 by default.
 """
 
@@ -40,4 +41,6 @@ with torch.no_grad():
             time.sleep(0.1)
         length = (1 << 20) + (64 * i if later and mode == "shapes" else 0)
         total += float(model(torch.linspace(0, 1, length)))
-print(f"smoothed {calls} batches, checksum {total:.4f}")
+utils = sys.modules.get("torch._dynamo.utils")
+frames = utils.counters["frames"]["ok"] if utils else 0
+print(f"smoothed {calls} batches, checksum {total:.4f}, frames compiled {frames}")

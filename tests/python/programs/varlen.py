@@ -1,9 +1,9 @@
 """Scores batches of token sequences whose length changes with every batch, as a streaming classifier
-does; prints how many batches it scored and a checksum of its scores. Its compiled forward is recompiled
-for each new length (automatic dynamic shapes are off, as some deployments set them), so a plan that
-compiles it makes every call slower than the script's own.
+does; prints how many batches it scored, a checksum of its scores and how many frames torch compiled. Compiled
+by hand, its forward would be compiled again for each new length (automatic dynamic shapes are off, as some
+deployments set them), or once more, for dynamic lengths, with --automatic-dynamic (torch's default).
 
-Usage: varlen.py [BATCHES]
+Usage: varlen.py [BATCHES] [--automatic-dynamic]
 """
 
 import sys
@@ -11,7 +11,7 @@ import sys
 import torch
 import torch._dynamo
 
-torch._dynamo.config.automatic_dynamic_shapes = False
+torch._dynamo.config.automatic_dynamic_shapes = "--automatic-dynamic" in sys.argv
 
 
 class Scorer(torch.nn.Module):
@@ -26,10 +26,13 @@ class Scorer(torch.nn.Module):
 
 torch.manual_seed(0)
 model = Scorer().eval()
-batches = int(sys.argv[1]) if len(sys.argv) > 1 else 12
+counts = [arg for arg in sys.argv[1:] if arg.isdigit()]
+batches = int(counts[0]) if counts else 12
 total = 0.0
 with torch.no_grad():
     for i in range(batches):
         tokens = torch.randint(0, 100, (4, 8 + i))
         total += float(model(tokens).sum())
-print(f"scored {batches} batches, checksum {total:.3f}")
+utils = sys.modules.get("torch._dynamo.utils")
+frames = utils.counters["frames"]["ok"] if utils else 0
+print(f"scored {batches} batches, checksum {total:.3f}, frames compiled {frames}")

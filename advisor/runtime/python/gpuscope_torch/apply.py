@@ -36,12 +36,13 @@ slower calls. A change its guard rolls back before the fixes' window is timed st
 call: the other changes run another way from then on, and its first run pays one-off costs (cuDNN's autotuning).
 Each window is timed between two device synchronisations, less what gpuscope's own module hooks cost in it
 (measured in the process), which the script as written does not pay. Two steps in a row that each take ten
-times the first one as written, and half a second or more, after the model's third call (compiling again:
-shapes that change from call to call) roll the fixes back at once; after the check, a kept compile is rolled
-back once the compiled forward has compiled four times more (shapes or guarded state that change later in the
-program than the check looked), or once twenty of its calls come three times slower, at the median, than the
-step the plan measured on the recording. Fixes applied when the program starts (TF32, a fused
-optimizer, allocator and loader settings) are not part of the check.
+times the first one as written, and half a second or more, after the model's third call (a stall, or graphs
+recorded again) roll the fixes back at once; after the check, a kept compile is rolled back once twenty of its
+calls come three times slower, at the median, than the step the plan measured on the recording. A compiled
+forward compiles once for each way the program calls it (training or evaluation, with or without gradients):
+later calls whose shapes it has not seen run as written, not compiled again in the program's steps. Fixes
+applied when the program starts (TF32, a fused optimizer, allocator and loader settings) are not part of the
+check.
 GPUSCOPE_APPLY_CHECK=0 turns the check off.
 Where `gpuscope apply` ran the program as written first (GPUSCOPE_VALUES_REF), the check also compares the
 results (verify.py): fixes whose losses or model outputs differ from the run as written beyond their stated
@@ -95,13 +96,6 @@ _SLOWER = 1.0
 # slower than its calls; closer, they are judged against calls as written timed in this process.
 _APART = (0.75, 1.5)
 _CHECKING = os.environ.get("GPUSCOPE_APPLY_CHECK", "1") != "0"  # 0: no timing check
-# Compilations of a model's compiled forward after its check kept the compile, past which it is rolled back: the
-# check timed the forward with its shapes then, and a program whose shapes or guarded state keep changing later
-# compiles it again and again (transformers' generate over a dynamic KV cache, compiled: 3937 ms a generate call
-# against 145-195 eager, H100, 2026-11-27). Below dynamo's own limit (8 entries per frame), past which it stops
-# compiling a frame and runs it eagerly, one compile a call.
-_COMPILES_AFTER_CHECK = 4
-_compiles = {}  # id(root module) -> frames torch compiled inside the calls of its compiled forward
 # After the check, a kept compile whose calls come this many times slower than the recording's step, at the median
 # of this many calls (and a second or more in all), is rolled back (_Check._slow_after_check).
 _AFTER_SLOWER, _AFTER_WINDOW = 3.0, 20
@@ -420,9 +414,7 @@ class _Check:
         self.name, self.calls, self.opened_at, self.opened_s = type(module).__name__, 0, None, 0.0
         self.fixed_s, self.last_s, self.first_s, self.slow_calls = None, None, None, 0
         self.close_note = ""  # why calls as written ran here although the run as written timed its own
-        self.module_id = id(module)
         self.after_last, self.after_intervals = None, []  # the last call's start and the times between, after it
-        self.compiled_at_end, self.ended_at = None, 0  # the forward's compilations and the call, at the check's end
         self.offset, self.lost = 0, 0  # calls before the check started over (_start_over), changes rolled back
         self.fixed_window = None  # the calls the fixed window timed
         self.changes = _apply_to_model(module)
@@ -439,7 +431,7 @@ class _Check:
     def on_call(self):
         self.calls += 1
         if self.done:
-            self._watch_compiles()
+            self._watch_after_check()
             return
         self._watch_intervals()
         if self.done:
@@ -506,20 +498,11 @@ class _Check:
                                 f"against {written * 1e3:.3f} ms for a call as written")
             self._finish()
 
-    def _watch_compiles(self):
-        """After the check, while its compile stays: rolls the compile back once the compiled forward has
-        compiled _COMPILES_AFTER_CHECK more times, or its calls come too slow (the global hooks, which call this,
-        stay as long as a compile does)."""
+    def _watch_after_check(self):
+        """After the check, while its compile stays: rolls the compile back once its calls come too slow (the
+        global hooks, which call this, stay as long as a compile does)."""
         compiles = [change for change in self.changes if change.kind == "compile" and change.kind in _active]
-        if not compiles or self.compiled_at_end is None:
-            return
-        more = _compiles.get(self.module_id, 0) - self.compiled_at_end
-        if more >= _COMPILES_AFTER_CHECK:
-            _undo(compiles, f"compiling again after the check: {more} compilations since it ended at call "
-                            f"{self.ended_at} (shapes or state the compiled forward guards on keep changing)")
-            self._finish()
-            return
-        slow = self._slow_after_check()
+        slow = self._slow_after_check() if compiles else ""
         if slow:
             _undo(compiles, slow)
             self._finish()
@@ -550,10 +533,8 @@ class _Check:
         by them; a compiled forward was traced with them, and their removal would fail its guards and compile it
         again (seconds, in the middle of the program's timed steps)."""
         annotate = _recording()
-        if not self.done:
-            self.compiled_at_end, self.ended_at = _compiles.get(self.module_id, 0), self.calls
-            if annotate is not None:  # the steps after this are the program as applied
-                annotate.apply_check_done()
+        if not self.done and annotate is not None:  # the steps after this are the program as applied
+            annotate.apply_check_done()
         self.done = True
         if not _active & _needs_hooks and all(check.done for check in _checks.values()):
             while _hooks:
@@ -725,12 +706,6 @@ def _at_first_forward(kind, fix, module):
     return _Change(kind, f"applied: {type(module).__name__}.forward compiled (mode {mode!r})")
 
 
-def _compiled_frames():
-    """How many frames torch has compiled in this process so far (0 before torch._dynamo is loaded)."""
-    utils = sys.modules.get("torch._dynamo.utils")
-    return utils.counters["frames"]["ok"] if utils is not None else 0
-
-
 def _recording():
     """The recording's annotate module where this run is recorded (`apply --record`), else None."""
     return sys.modules.get(f"{__package__}.annotate")
@@ -756,7 +731,7 @@ def _guarded(kind, changed, original, graphs, module, attributes):
     (`attributes`: those before its first call, which ran as written): the model is compiled again without
     graphs."""
     state = {"calls": 0, "returned": [], "changed": changed, "graphs": graphs, "train_calls": 0, "steps": 0,
-             "recent": []}
+             "recent": [], "compiled_ways": set()}
     as_keywords = _keyword_binder(original)
 
     # With the forward's own signature: callers read it (transformers' generate asks for logits_to_keep, and
@@ -770,7 +745,7 @@ def _guarded(kind, changed, original, graphs, module, attributes):
         rebound = _rebound(attributes, module) if graphs and state["calls"] == 1 else []
         if rebound:
             state["graphs"] = graphs = False
-            state["changed"] = torch.compile(original, mode="default")
+            state["changed"], state["compiled_ways"] = torch.compile(original, mode="default"), set()
             _graphs_off(f"the forward stores tensors in the model's attributes ({', '.join(rebound[:3])}), kept "
                         f"from call to call: a graph replay would overwrite them, and the next call would read them")
         if graphs and state["calls"] <= 4 and _carried(values.tensors((args, kwargs)), state["returned"]):
@@ -783,23 +758,21 @@ def _guarded(kind, changed, original, graphs, module, attributes):
             return original(*args, **kwargs)
         if graphs and torch.is_grad_enabled() and _accumulating(state, module):
             state["graphs"] = graphs = False
-            state["changed"] = torch.compile(original, mode="default")
+            state["changed"], state["compiled_ways"] = torch.compile(original, mode="default"), set()
             _graphs_off(_accumulation_words())
         if graphs and torch.is_grad_enabled():
             # Training: each call is a new step for the CUDA graphs, whose earlier outputs the backward has used.
             # Without it a forward whose graphs were recorded before calls ran as written (the check) fails in
             # the backward, where no guard is.
             torch.compiler.cudagraph_mark_step_begin()
-        compiled_before = _compiled_frames()
         try:
             call_args, call_kwargs = as_keywords(args, kwargs)
-            out = state["changed"](*call_args, **call_kwargs)
+            with _compiled_once(state, module):
+                out = state["changed"](*call_args, **call_kwargs)
         except Exception as error:
             first_line = (str(error).strip().splitlines() or [""])[0]
             _roll_back(kind, f"{type(error).__name__}: {first_line[:300]}")
             return original(*args, **kwargs)
-        finally:
-            _compiles[id(module)] = _compiles.get(id(module), 0) + _compiled_frames() - compiled_before
         # Over the first calls only: a loop keeps its outputs from the start, and each check costs host time.
         if graphs and state["calls"] <= _KEPT_CALLS:
             returned = _storages(values.tensors(out))
@@ -809,6 +782,27 @@ def _guarded(kind, changed, original, graphs, module, attributes):
         return out
 
     return forward
+
+
+def _compiled_once(state, module):
+    """A context in which the compiled forward compiles nothing it has compiled before: where it has already run
+    in this way of calling it (training or evaluation, with or without gradients, with the fixes now in force),
+    torch runs only what it compiled then, and runs a frame whose guards fail (new shapes) as written instead
+    of compiling it again. A compilation takes seconds, and one that falls in the program's timed steps costs more
+    than the compile can win back there: torchvision's Faster R-CNN, compiled at its second call (the last of its
+    warm-up), compiled again at its third for new proposal counts, and a 24-batch loop took 246.8 ms a batch
+    against 25.6-26.4 as written (2 x H200, 2026-11-28). A new way of calling it (the first training call after
+    evaluation) compiles once, as it would with torch.compile by hand."""
+    way = (frozenset(_active), torch.is_grad_enabled(), torch.is_inference_mode_enabled(), module.training)
+    if way not in state["compiled_ways"]:
+        state["compiled_ways"].add(way)
+        return contextlib.nullcontext()
+    try:
+        if torch._C._dynamo.eval_frame.get_eval_frame_callback() not in (None, False):
+            return contextlib.nullcontext()  # inside a region the script compiles itself, where no stance may be set
+        return torch.compiler.set_stance("eager_on_recompile")
+    except (AttributeError, RuntimeError, ValueError):  # a PyTorch before 2.6 has no such stance: as it would
+        return contextlib.nullcontext()
 
 
 def _attribute_tensors(module):
