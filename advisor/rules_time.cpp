@@ -267,7 +267,8 @@ std::optional<Finding> hostBoundAfterFixes(const Context& c, int64_t gpu_after_n
 
 namespace {
 
-// Host waits (synchronize calls, synchronous copies) that returned inside the step windows.
+// Host waits (synchronize calls, synchronous copies, copies into pageable memory) that returned inside the step
+// windows.
 int64_t syncsInSteps(const Context& c) {
   if (c.session < 0) return 0;
   int64_t n = 0;

@@ -124,14 +124,33 @@ std::vector<std::vector<Interval>> allocatorStretches(const TraceData& t, const 
   return stretches;
 }
 
+// Per API call: whether the host waited in it for the GPU's work before it, by its name (synchronize calls,
+// synchronous copies) or by what it did: a copy from the device into pageable memory returns once the data is
+// there, whatever its call's name. CuPy reads a scalar back with cudaMemcpyAsync: a k-means's convergence test
+// waited 8.2 ms in it every iteration (bench/corpus/cupy_kmeans, H200, 2026-11-28).
+std::vector<bool> waitsForGpuCalls(const TraceData& t) {
+  const ApiTable& a = t.api_calls;
+  std::vector<bool> waits(a.size(), false);
+  for (size_t i = 0; i < a.size(); ++i) waits[i] = waitsForGpu(t.text(a.name[i]));
+  const CopyTable& c = t.copies;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c.launch_call[i] != kNone && c.kind[i] == schema::CopyKind::kDeviceToHost &&
+        c.dst_kind[i] == schema::MemoryKind::kPageable) {
+      waits[static_cast<size_t>(c.launch_call[i])] = true;
+    }
+  }
+  return waits;
+}
+
 // hostSyncEnds, with the allocators' synchronisations (allocator_syncs, per call) left out.
 std::vector<std::vector<int64_t>> syncEnds(const TraceData& t, const std::vector<bool>& allocator_syncs) {
   std::vector<std::vector<int64_t>> ends(t.sessions.size());
   std::vector<bool> has_api_calls(t.sessions.size(), false);
+  const std::vector<bool> waits = waitsForGpuCalls(t);
   const ApiTable& a = t.api_calls;
   for (size_t i = 0; i < a.size(); ++i) {
     has_api_calls[a.session[i]] = true;
-    if (waitsForGpu(t.text(a.name[i])) && !allocator_syncs[i]) ends[a.session[i]].push_back(a.end_ns[i]);
+    if (waits[i] && !allocator_syncs[i]) ends[a.session[i]].push_back(a.end_ns[i]);
   }
   const SyncTable& s = t.syncs;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -157,25 +176,13 @@ bool recordedByCollector(const schema::SessionRow& session) {
 
 std::vector<Interval> hostWaitCalls(const TraceData& t, int32_t session) {
   std::vector<Interval> waits;
+  const std::vector<bool> waits_for_gpu = waitsForGpuCalls(t);
   const ApiTable& a = t.api_calls;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a.session[i] != session) continue;
-    const std::string& name = t.text(a.name[i]);
-    if (waitsForGpu(name) || blockedLaunch(name, a.end_ns[i] - a.start_ns[i])) {
+    if (waits_for_gpu[i] || blockedLaunch(t.text(a.name[i]), a.end_ns[i] - a.start_ns[i])) {
       waits.push_back({a.start_ns[i], a.end_ns[i]});
     }
-  }
-  // A copy from the device into pageable memory returns once the data is there, whatever its call's name: the
-  // host waits for the stream's work before it. CuPy reads a scalar back with cudaMemcpyAsync: a k-means's
-  // convergence test waited 8.2 ms in it every iteration (bench/corpus/cupy_kmeans, H200, 2026-11-28).
-  const CopyTable& c = t.copies;
-  for (size_t i = 0; i < c.size(); ++i) {
-    if (c.session[i] != session || c.launch_call[i] == kNone || c.kind[i] != schema::CopyKind::kDeviceToHost ||
-        c.dst_kind[i] != schema::MemoryKind::kPageable) {
-      continue;
-    }
-    const auto call = static_cast<size_t>(c.launch_call[i]);
-    waits.push_back({a.start_ns[call], a.end_ns[call]});
   }
   return mergeIntervals(std::move(waits));
 }

@@ -79,8 +79,8 @@ struct DeviceTimeline {
 std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace);
 
 // Per session, sorted: when the host stopped waiting for the GPU. From the API calls (synchronize calls,
-// synchronous copies) where the trace has them, else from CUPTI's synchronisation records of host waits
-// (a stream waiting on an event is not one). The collector records those records only on request
+// synchronous copies, copies into pageable memory) where the trace has them, else from CUPTI's synchronisation records
+// of host waits (a stream waiting on an event is not one). The collector records those records only on request
 // (`--trace sync`), since CUPTI then slows every CUDA runtime call; the API calls carry the same moments.
 std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& trace);
 // The calls of one process (index into trace.sessions) in which its host waited for the GPU (synchronize

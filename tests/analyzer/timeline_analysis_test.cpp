@@ -173,6 +173,38 @@ TEST(TimelineAnalysis, HostWaitCallsCountBlockedLaunches) {
   EXPECT_EQ(waits[1].end, 990'000);
 }
 
+// A copy from the device into pageable memory returns once its data is there, whatever its call is named (CuPy
+// reads a scalar back with cudaMemcpyAsync): the host waited for the GPU, and the GPU's idle until the host's next
+// launch follows that wait, as after a synchronize call.
+TEST(TimelineAnalysis, ACopyIntoPageableMemoryIsAWaitForTheGpu) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.kernel("a", 10'000, 20'000, 7, 9'000);
+  b.api("cudaMemcpyAsync", 20'500, 23'000, 900);
+  schema::MemcpyRow read_back;
+  read_back.session_id = 1;  // the builder's process
+  read_back.stream_id = 7;
+  read_back.correlation_id = 900;
+  read_back.start_ns = 21'000;
+  read_back.end_ns = 22'000;
+  read_back.copy_kind = CopyKind::kDeviceToHost;
+  read_back.src_kind = MemoryKind::kDevice;
+  read_back.dst_kind = MemoryKind::kPageable;
+  read_back.bytes = 4;
+  b.row(read_back);
+  b.kernel("b", 36'000, 40'000, 7, 35'000);  // the host's 12,000 ns after the read before it launched again
+  ASSERT_TRUE(b.finish());
+  const DeviceTimeline tl = timelineOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(tl.idle.after_sync_ns, 14'000);
+  EXPECT_EQ(tl.idle.launch_bound_ns, 0);
+  const TraceData t = loadForTest(dir.path("t.gpuscope"));
+  EXPECT_EQ(hostSyncEnds(t)[0], std::vector<int64_t>{23'000});
+  const std::vector<Interval> waits = hostWaitCalls(t, 0);
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_EQ(waits[0].start, 20'500);
+  EXPECT_EQ(waits[0].end, 23'000);
+}
+
 TEST(TimelineAnalysis, LaunchLatencyAndShortKernels) {
   TempDir dir;
   TraceBuilder b(dir.path("t.gpuscope"));
