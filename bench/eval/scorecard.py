@@ -19,11 +19,13 @@ What counts (bench/corpus/README.md has the truth files' keys):
                the plain run by more than 3 %
   took hold    a fix reported applied whose finding is gone from the re-recorded run's advice, or whose
                estimated gain there fell by half or more
-  harmed       `apply` changed the exit code, ran more than 5 % slower than the plain run by the program's
-               clock (than the slowest of its plain runs, where a short program ran plain several times:
-               two processes of one small host-bound program differ by up to 1.75x; a plan predicted to
-               cost time, a memory plan's checkpointing, more than 15 % slower than it said), or ended with
-               results that differ from the run as written (a fix kept, or rolled back too late)
+  harmed       `apply` changed the program's exit code (as apply said it after the run with the plan: a time
+               limit that stops apply's fix-by-fix search after it changes nothing), ran more than 5 % slower
+               than the plain run by the program's clock (than the slowest of its plain runs, where a short
+               program ran plain several times: two processes of one small host-bound program differ by up to
+               1.75x; a plan predicted to cost time, a memory plan's checkpointing, more than 15 % slower than it
+               said), or ended with results that differ from the run as written (a fix kept, or rolled back too
+               late)
   results      what `apply` said of the results against the run as written: verified (within the stated
                tolerance), differ, or not compared
   over 100 %   any share of a step above 100 % printed in any finding
@@ -134,6 +136,14 @@ def plain_steps(case):
     return [r["ms_step"] for r in runs if r.get("ms_step")]
 
 
+def exit_code_with_plan(case):
+    """The program's exit code with the plan, as apply said it: the run's time limit (run_corpus.RUN_TIMEOUT_S)
+    can stop apply in its fix-by-fix search, after the program ended; else the apply run's own."""
+    said = next((line for line in case.get("apply_results", []) if line.startswith("exit code")), "")
+    code = re.match(r"exit code (-?\d+)", said)
+    return int(code.group(1)) if code else case["runs"].get("apply", {}).get("rc")
+
+
 def judge_apply(case, plan, advice, after):
     """What apply did with each fix, whether the fixes it called applied took hold, and any harm."""
     runs = case["runs"]
@@ -153,8 +163,8 @@ def judge_apply(case, plan, advice, after):
             held.append(n["id"])
     plain, apply = runs.get("plain", {}), runs.get("apply", {})
     harm = []
-    if apply and apply.get("rc") != plain.get("rc"):
-        harm.append(f"exit code {plain.get('rc')} → {apply.get('rc')}")
+    if apply and exit_code_with_plan(case) != plain.get("rc"):
+        harm.append(f"exit code {plain.get('rc')} → {exit_code_with_plan(case)}")
     plains = plain_steps(case)
     # A plan that says it costs time (a memory plan's checkpointing) harms only past what it said.
     said_ms = (plan or {}).get("predicted", {}).get("step_time_ns", 0) / 1e6
