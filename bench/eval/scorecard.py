@@ -168,9 +168,11 @@ def judge_apply(case, plan, advice, after):
     plains = plain_steps(case)
     # A plan that says it costs time (a memory plan's checkpointing) harms only past what it said.
     said_ms = (plan or {}).get("predicted", {}).get("step_time_ns", 0) / 1e6
-    if apply.get("ms_step") and plains and apply["ms_step"] > max(max(plains) * 1.05, said_ms * 1.15):
+    costs = said_ms > (plan or {}).get("measured", {}).get("step_time_ns", 0) / 1e6  # slower than it recorded
+    allowed_ms = said_ms * 1.15 if costs else 0
+    if apply.get("ms_step") and plains and apply["ms_step"] > max(max(plains) * 1.05, allowed_ms):
         spread = f" (slowest of {len(plains)} plain runs)" if len(plains) > 1 else ""
-        also = f", beyond the {said_ms:.3f} ms/step its plan predicted" if said_ms > max(plains) else ""
+        also = f", beyond the {said_ms:.3f} ms/step its plan predicted" if costs else ""
         harm.append(f"slower: {max(plains):.3f}{spread} → {apply['ms_step']:.3f} ms/step{also}")
     said = case.get("apply_results", [])
     results = next((line for line in said if line.startswith("results")), "")
