@@ -9,6 +9,8 @@ import sys
 import torch
 from torch import nn
 
+import models
+
 
 def returns_tuple_if_asked(forward):
     @functools.wraps(forward)
@@ -44,5 +46,4 @@ with torch.no_grad():
         ids, mask = batches[i % 4]
         logits = model(ids, mask) if positional else model(input_ids=ids, attention_mask=mask)
         sums.append(round(float(logits.sum()), 4))
-utils = sys.modules.get("torch._dynamo.utils")
-print(json.dumps({"sums": sums, "frames": utils.counters["frames"]["ok"] if utils else 0}))
+print(json.dumps({"sums": sums, "frames": models.compiled_frames()}))

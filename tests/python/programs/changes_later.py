@@ -15,6 +15,8 @@ import time
 import torch
 import torch._dynamo
 
+import models
+
 torch._dynamo.config.automatic_dynamic_shapes = False
 
 
@@ -41,6 +43,4 @@ with torch.no_grad():
             time.sleep(0.1)
         length = (1 << 20) + (64 * i if later and mode == "shapes" else 0)
         total += float(model(torch.linspace(0, 1, length)))
-utils = sys.modules.get("torch._dynamo.utils")
-frames = utils.counters["frames"]["ok"] if utils else 0
-print(f"smoothed {calls} batches, checksum {total:.4f}, frames compiled {frames}")
+print(f"smoothed {calls} batches, checksum {total:.4f}, frames compiled {models.compiled_frames()}")

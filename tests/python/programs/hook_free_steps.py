@@ -65,9 +65,7 @@ def main():
     hooks["after inference"] = global_hooks()
     out = {"events": nvtx_spy.events, "hooks": hooks}
     if args.compiled:
-        from torch._dynamo.utils import counters
-
-        out["frames_compiled"] = counters["frames"]["ok"]
+        out["frames_compiled"] = models.compiled_frames()
     with open(args.out, "w") as f:
         json.dump(out, f)
 

@@ -744,10 +744,9 @@ def _guarded(kind, changed, original, graphs, module, attributes):
         graphs = state["graphs"]
         rebound = _rebound(attributes, module) if graphs and state["calls"] == 1 else []
         if rebound:
-            state["graphs"] = graphs = False
-            state["changed"], state["compiled_ways"] = torch.compile(original, mode="default"), set()
-            _graphs_off(f"the forward stores tensors in the model's attributes ({', '.join(rebound[:3])}), kept "
-                        f"from call to call: a graph replay would overwrite them, and the next call would read them")
+            graphs = _graphs_off(state, original, f"the forward stores tensors in the model's attributes "
+                                 f"({', '.join(rebound[:3])}), kept from call to call: a graph replay would "
+                                 f"overwrite them, and the next call would read them")
         if graphs and state["calls"] <= 4 and _carried(values.tensors((args, kwargs)), state["returned"]):
             _roll_back(kind, "CUDA graphs: the forward is handed tensors its previous call returned (state kept from "
                              "call to call, such as a KV cache), which graph replays would overwrite")
@@ -757,9 +756,7 @@ def _guarded(kind, changed, original, graphs, module, attributes):
                              "graph replays would overwrite")
             return original(*args, **kwargs)
         if graphs and torch.is_grad_enabled() and _accumulating(state, module):
-            state["graphs"] = graphs = False
-            state["changed"], state["compiled_ways"] = torch.compile(original, mode="default"), set()
-            _graphs_off(_accumulation_words())
+            graphs = _graphs_off(state, original, _accumulation_words())
         if graphs and torch.is_grad_enabled():
             # Training: each call is a new step for the CUDA graphs, whose earlier outputs the backward has used.
             # Without it a forward whose graphs were recorded before calls ran as written (the check) fails in
@@ -908,13 +905,17 @@ def _accumulating(state, module):
     return any(p.grad is not None for p in trainable)
 
 
-def _graphs_off(reason):
-    """CUDA graphs are given up while the compile stays: the plan's cuda_graphs fixes are rolled back, the
-    fixes the compile stands for otherwise (fusion, padding) stay."""
+def _graphs_off(state, original, reason):
+    """CUDA graphs are given up while the compile stays: the guarded forward's state (_guarded) gets `original`
+    compiled again without them, with no way of calling it compiled yet, and the plan's cuda_graphs fixes are
+    rolled back; the fixes the compile stands for otherwise (fusion, padding) stay. Returns the new state's
+    `graphs`, False."""
+    state["graphs"], state["changed"], state["compiled_ways"] = False, torch.compile(original, mode="default"), set()
     fixes = _applied.get("compile", [])
     for fix in [f for f in fixes if f.get("kind") == "cuda_graphs"]:
         fixes.remove(fix)
         _report(fix, f"rolled back: {reason}; the model is compiled again without them")
+    return state["graphs"]
 
 
 def _checkpoint_model(module):
