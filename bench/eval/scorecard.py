@@ -163,8 +163,9 @@ def judge_apply(case, plan, advice, after):
             held.append(n["id"])
     plain, apply = runs.get("plain", {}), runs.get("apply", {})
     harm = []
-    if apply and exit_code_with_plan(case) != plain.get("rc"):
-        harm.append(f"exit code {plain.get('rc')} → {exit_code_with_plan(case)}")
+    exit_code = exit_code_with_plan(case)
+    if apply and exit_code != plain.get("rc"):
+        harm.append(f"exit code {plain.get('rc')} → {exit_code}")
     plains = plain_steps(case)
     # A plan that says it costs time (a memory plan's checkpointing) harms only past what it said.
     said_ms = (plan or {}).get("predicted", {}).get("step_time_ns", 0) / 1e6
