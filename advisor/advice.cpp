@@ -443,8 +443,10 @@ std::vector<std::string> notesOn(const Context& c) {
 // With the allocator's own events (PyTorch's, CuPy's) the peak counts what was in use; the pool held more.
 std::string memoryBasis(const Context& c) {
   if (c.preallocated_bytes > 0) {
-    return "reserved from CUDA, of which XLA's allocator took " + analysis::formatBytes(c.preallocated_bytes) +
-           " up front; in use: unknown (XLA hands its memory out itself)";
+    const std::string reserved = "reserved from CUDA, of which XLA's allocator took " +
+                                 analysis::formatBytes(c.preallocated_bytes) + " up front; in use";
+    if (c.xla_peak_in_use_bytes == 0) return reserved + ": unknown (XLA hands its memory out itself)";
+    return reserved + " at its peak: " + analysis::formatBytes(c.xla_peak_in_use_bytes) + " (XLA's memory_stats())";
   }
   const analysis::DeviceMemory* top = c.memory.peakDevice();
   if (!c.memory.hasTensors() || !top) return "peak device memory";

@@ -464,6 +464,10 @@ Context buildContext(const TraceData& trace) {
   c.job = analysis::analyzeJob(trace, c.kinds, c.memory);
   c.collectives = analysis::collectiveOps(trace);
   findPreallocation(c);
+  if (c.device != analysis::kNone) {  // what XLA said it had in use, where the JAX bridge read it
+    const analysis::AllocatorPeak xla = analysis::allocatorPeakInUse(trace, c.device);
+    c.xla_peak_in_use_bytes = xla.bytes, c.xla_samples = xla.readings;
+  }
   return c;
 }
 

@@ -115,6 +115,10 @@ struct Context {
   // preallocation); the program's own use inside it is not in the trace. 0 when there is none.
   int64_t preallocated_bytes = 0;
   size_t preallocation = 0;  // its row in trace.memory, where preallocated_bytes > 0
+  // JAX recorded with `record --jax`: the most XLA's allocator had in use on `device` (its memory_stats()'s
+  // peak_bytes_in_use, trace.memory_usage) and the samples read; 0 when not recorded.
+  int64_t xla_peak_in_use_bytes = 0;
+  int64_t xla_samples = 0;
 
   explicit Context(const analysis::TraceData& t) : trace(t) {}
   const analysis::KernelKind& kindOf(size_t kernel) const { return kinds[trace.kernels.config[kernel]]; }

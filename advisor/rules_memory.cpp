@@ -51,7 +51,8 @@ constexpr Rule kRules[] = {
      .check = optimizerMemory},
     {.id = "memory_leak",
      .title = "Device memory grows from step to step",
-     .reads = "live device memory at the end of each steady iteration (analyzer/memory_timeline)",
+     .reads = "live device memory at the end of each steady iteration (analyzer/memory_timeline); for JAX recorded "
+              "with --jax, XLA's bytes in use",
      .fires_when = "live memory grows at every measuring point (end of each steady step)",
      .why = "Memory that grows every step runs out in a long enough run, however much the GPU has.",
      .fix = "Free what each step allocates, or stop keeping references to it across steps.",
@@ -197,11 +198,15 @@ std::optional<Finding> memoryLeak(const Context& c) {
   if (!leak.growing || leak.samples.size() < 2) return std::nullopt;
   Finding f = startFinding(c, kRules[2]);
   const int64_t grown = leak.samples.back() - leak.samples.front();
-  const std::string per = leak.basis == "iterations" ? " per step" : " per measuring interval";
-  f.title = "Device memory grows by " + formatBytes(leak.growth_per_sample_bytes) + per;
-  f.summary = "Live device memory rises at every measuring point: allocations made in the loop are not freed.";
-  f.evidence.push_back({"live memory went from " + formatBytes(leak.samples.front()) + " to " +
-                            formatBytes(leak.samples.back()) + " over " + std::to_string(leak.samples.size()) +
+  const int64_t per_step = leak.growthPerStepBytes();
+  const bool xla = !leak.measure.empty();  // XLA's own readings: its buffers, inside the reservation CUDA sees
+  f.title = std::string(xla ? "XLA's memory in use grows by " : "Device memory grows by ") +
+            (per_step > 0 ? formatBytes(per_step) + " per step"
+                          : formatBytes(leak.growth_per_sample_bytes) + " per " + leak.interval());
+  f.summary = xla ? "What XLA's allocator has in use rises through the steps: arrays made in the loop stay alive."
+                  : "Live device memory rises at every measuring point: allocations made in the loop are not freed.";
+  f.evidence.push_back({(xla ? leak.measure : "live memory") + " went from " + formatBytes(leak.samples.front()) +
+                            " to " + formatBytes(leak.samples.back()) + " over " + std::to_string(leak.samples.size()) +
                             " measuring points (" + leak.basis + ")",
                         {}});
   for (size_t i = 0; i < leak.suspects.size() && i < 3; ++i) {

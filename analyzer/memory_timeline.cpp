@@ -25,6 +25,7 @@ constexpr double kGrowthShareOfKernels = 0.5;
 // one step, a graph's pool in the next, 156 → 190 MiB over its only 3 steps, then no more).
 constexpr size_t kMinLeakIntervals = 3;
 constexpr size_t kMaxSuspects = 20;
+constexpr int kReadingQuarters = 4;
 
 class Replay {
  public:
@@ -136,10 +137,10 @@ class Replay {
   MemoryAnalysis out_;
 };
 
-int64_t liveAt(const DeviceMemory& d, int64_t t) {
-  auto it = std::upper_bound(d.timeline.begin(), d.timeline.end(), t,
+int64_t liveAt(const std::vector<MemoryPoint>& timeline, int64_t t) {
+  auto it = std::upper_bound(timeline.begin(), timeline.end(), t,
                              [](int64_t time, const MemoryPoint& p) { return time < p.time_ns; });
-  return it == d.timeline.begin() ? 0 : std::prev(it)->live_bytes;
+  return it == timeline.begin() ? 0 : std::prev(it)->live_bytes;
 }
 
 void findLiveAtPeak(MemoryAnalysis& m) {
@@ -163,8 +164,8 @@ double shareOfKernels(const TraceData& t, int32_t device, int64_t from, int64_t 
 // the first allocation and the last growth. Without iterations, growth that ends before most of the device's kernels
 // have run is the program's set-up (weights and buffers allocated once, kept to the end: a cuBLAS MLP's 512 MiB before
 // its 200 timed kernels), no leak: no points then.
-std::vector<int64_t> samplePoints(const TraceData& t, const DeviceMemory& d, const Iterations& iterations,
-                                  std::string& basis) {
+std::vector<int64_t> samplePoints(const TraceData& t, int32_t device, const std::vector<MemoryPoint>& timeline,
+                                  const Iterations& iterations, std::string& basis) {
   std::vector<int64_t> points;
   for (const Iteration& i : iterations.list) {
     // Under `apply --record` the steps up to the end of its check compile, record graphs and run the model as
@@ -177,29 +178,20 @@ std::vector<int64_t> samplePoints(const TraceData& t, const DeviceMemory& d, con
   }
   points.clear();
   basis = "time";
-  if (d.timeline.size() < 2) return points;
-  const int64_t first = d.timeline.front().time_ns;
+  if (timeline.size() < 2) return points;
+  const int64_t first = timeline.front().time_ns;
   int64_t last_growth = first;
-  for (size_t p = 1; p < d.timeline.size(); ++p) {
-    if (d.timeline[p].live_bytes > d.timeline[p - 1].live_bytes) last_growth = d.timeline[p].time_ns;
+  for (size_t p = 1; p < timeline.size(); ++p) {
+    if (timeline[p].live_bytes > timeline[p - 1].live_bytes) last_growth = timeline[p].time_ns;
   }
-  if (shareOfKernels(t, d.device, first, last_growth) < kGrowthShareOfKernels) return points;
+  if (shareOfKernels(t, device, first, last_growth) < kGrowthShareOfKernels) return points;
   for (int k = 1; k <= kTimeSamples; ++k) points.push_back(first + (last_growth - first) * k / kTimeSamples);
   return points;
 }
 
-LeakCheck checkLeak(const TraceData& t, const MemoryAnalysis& m, const Iterations& iterations) {
-  LeakCheck leak;
-  if (m.devices.empty()) return leak;
-  const DeviceMemory& d = *m.peakDevice();
-  std::vector<int64_t> points = samplePoints(t, d, iterations, leak.basis);
-  for (int64_t at : points) leak.samples.push_back(liveAt(d, at));
-  // The last iteration can end in the program's teardown, which frees what it kept: not a step's measure.
-  if (leak.basis == "iterations" && leak.samples.size() > 3 && leak.samples.back() < leak.samples.end()[-2]) {
-    leak.samples.pop_back();
-    points.pop_back();
-  }
-  if (leak.samples.size() < kMinLeakIntervals + 1) return leak;
+// Whether the samples grow: they never fall, rise at three intervals in four or more, and by enough.
+bool judgeGrowth(LeakCheck& leak) {
+  if (leak.samples.size() < kMinLeakIntervals + 1) return false;
   int increases = 0;
   bool never_falls = true;
   for (size_t i = 1; i < leak.samples.size(); ++i) {
@@ -210,7 +202,53 @@ LeakCheck checkLeak(const TraceData& t, const MemoryAnalysis& m, const Iteration
   leak.growth_per_sample_bytes = growth / static_cast<int64_t>(leak.samples.size() - 1);
   leak.growing = never_falls && increases * 4 >= static_cast<int>(leak.samples.size() - 1) * 3 &&
                  growth >= std::max<int64_t>(kMinLeakBytes, static_cast<int64_t>(kMinLeakShare * leak.samples.front()));
-  if (!leak.growing) return leak;
+  return leak.growing;
+}
+
+// XLA's own readings (record --jax) come every few milliseconds at moments of their own, and count an executable's
+// scratch while it runs: the least in use in each quarter of the steady steps is what outlives the steps. Without
+// steady steps the program's set-up and teardown cannot be told from a leak: no measure.
+LeakCheck readingsLeak(const std::vector<MemoryPoint>& in_use, const Iterations& iterations) {
+  LeakCheck leak;
+  leak.measure = "XLA's bytes in use (memory_stats())";
+  int64_t start = 0, end = 0, steps = 0;
+  for (const Iteration& i : iterations.list) {
+    if (i.warmup) continue;
+    start = steps == 0 ? i.start_ns : start;
+    end = i.end_ns;
+    ++steps;
+  }
+  if (steps < 8) return leak;
+  leak.basis = "the least XLA reading in each quarter of the steady steps";
+  leak.steps_per_sample = steps / kReadingQuarters;
+  for (int q = 0; q < kReadingQuarters; ++q) {
+    const int64_t from = start + (end - start) * q / kReadingQuarters,
+                  to = start + (end - start) * (q + 1) / kReadingQuarters;
+    int64_t least = liveAt(in_use, from);  // what was in use as the quarter began, unless a reading inside says less
+    for (const MemoryPoint& p : in_use) {
+      if (p.time_ns > from && p.time_ns <= to) least = std::min(least, p.live_bytes);
+    }
+    leak.samples.push_back(least);
+  }
+  judgeGrowth(leak);
+  return leak;
+}
+
+LeakCheck checkLeak(const TraceData& t, const MemoryAnalysis& m, const Iterations& iterations) {
+  LeakCheck leak;
+  if (m.devices.empty()) return leak;
+  const DeviceMemory& d = *m.peakDevice();
+  // Inside XLA's reservation CUDA sees nothing change: where its readings are in the trace, they are the measure.
+  if (const std::vector<MemoryPoint> in_use = allocatorInUse(t, d.device); !in_use.empty())
+    return readingsLeak(in_use, iterations);
+  std::vector<int64_t> points = samplePoints(t, d.device, d.timeline, iterations, leak.basis);
+  for (int64_t at : points) leak.samples.push_back(liveAt(d.timeline, at));
+  // The last iteration can end in the program's teardown, which frees what it kept: not a step's measure.
+  if (leak.basis == "iterations" && leak.samples.size() > 3 && leak.samples.back() < leak.samples.end()[-2]) {
+    leak.samples.pop_back();
+    points.pop_back();
+  }
+  if (!judgeGrowth(leak)) return leak;
   for (size_t i = 0; i < m.allocations.size(); ++i) {
     const Allocation& a = m.allocations[i];
     if (a.device == d.device && a.alloc_ns > points.front() && a.aliveAt(points.back())) {
@@ -225,6 +263,34 @@ LeakCheck checkLeak(const TraceData& t, const MemoryAnalysis& m, const Iteration
 
 }  // namespace
 
+namespace {
+
+// Whether a reading is of the device (an index into TraceData::devices).
+bool readingOf(const TraceData& t, const schema::MemoryUsageRow& u, int32_t device) {
+  const schema::DeviceRow& d = t.devices[static_cast<size_t>(device)];
+  return t.sessions[static_cast<size_t>(u.session_id)].id == d.session_id && u.device_id == d.device_id;
+}
+
+}  // namespace
+
+std::vector<MemoryPoint> allocatorInUse(const TraceData& t, int32_t device) {
+  std::vector<MemoryPoint> points;
+  for (const schema::MemoryUsageRow& u : t.memory_usage) {
+    if (readingOf(t, u, device)) points.push_back({u.timestamp_ns, u.in_use_bytes});
+  }
+  return points;
+}
+
+AllocatorPeak allocatorPeakInUse(const TraceData& t, int32_t device) {
+  AllocatorPeak peak;
+  for (const schema::MemoryUsageRow& u : t.memory_usage) {
+    if (!readingOf(t, u, device)) continue;
+    peak.bytes = std::max({peak.bytes, u.in_use_bytes, u.peak_in_use_bytes.value_or(0)});
+    ++peak.readings;
+  }
+  return peak;
+}
+
 std::vector<int32_t> aliveAt(const MemoryAnalysis& m, int32_t device, int64_t t) {
   std::vector<int32_t> out;
   for (size_t i = 0; i < m.allocations.size(); ++i) {
@@ -234,6 +300,16 @@ std::vector<int32_t> aliveAt(const MemoryAnalysis& m, int32_t device, int64_t t)
   std::stable_sort(out.begin(), out.end(),
                    [&](int32_t x, int32_t y) { return m.allocations[x].bytes > m.allocations[y].bytes; });
   return out;
+}
+
+std::string LeakCheck::interval() const {
+  if (basis == "iterations") return "iteration";
+  return steps_per_sample > 0 ? "quarter of the steady steps" : "eighth of the run";
+}
+
+int64_t LeakCheck::growthPerStepBytes() const {
+  if (basis == "iterations") return growth_per_sample_bytes;
+  return steps_per_sample > 0 ? growth_per_sample_bytes / steps_per_sample : 0;
 }
 
 bool MemoryAnalysis::hasTensors() const {

@@ -44,10 +44,17 @@ struct DeviceMemory {
 // iterations) at eight even points in time after the first allocation.
 struct LeakCheck {
   bool growing = false;
-  std::string basis;             // "iterations" or "time"
+  std::string basis;             // "iterations", "time", or how XLA's readings were taken
+  std::string measure;           // what the samples count where not CUDA's allocations (XLA's own figures); "" else
+  int64_t steps_per_sample = 0;  // steady steps between two samples, where they are not one a step; 0: not known
   std::vector<int64_t> samples;  // live bytes at each measuring point
   int64_t growth_per_sample_bytes = 0;
   std::vector<int32_t> suspects;  // allocations made after the first measuring point and never freed, largest first
+
+  // What one interval between samples is, in words: "iteration", "quarter of the steady steps", "eighth of the run".
+  std::string interval() const;
+  // The growth per step where the samples say it (0 where they do not: points in time).
+  int64_t growthPerStepBytes() const;
 };
 
 struct MemoryAnalysis {
@@ -64,6 +71,18 @@ struct MemoryAnalysis {
 };
 
 MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iterations);
+
+// What an allocator that hands out its own reservation (XLA's, recorded with --jax) said it had in use on a device
+// (an index into TraceData::devices), by time: inside the reservation CUDA sees, the program's own memory. Empty
+// where the trace has no such readings.
+std::vector<MemoryPoint> allocatorInUse(const TraceData& t, int32_t device);
+// The most that allocator had in use on the device, by its own account (XLA's peak_bytes_in_use counts moments
+// between two readings too), and the readings it gave; 0 and 0 without them.
+struct AllocatorPeak {
+  int64_t bytes = 0;
+  int64_t readings = 0;
+};
+AllocatorPeak allocatorPeakInUse(const TraceData& t, int32_t device);
 
 // Indexes into memory.allocations of those on `device` alive at time t, largest first (at a device's peak
 // time: its live_at_peak).

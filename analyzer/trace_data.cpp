@@ -182,6 +182,13 @@ Status loadDescriptions(TraceReader& reader, TraceData& trace, Indexer& index) {
   Result<std::vector<schema::EnvironmentRow>> environment = reader.readAll<schema::EnvironmentRow>();
   if (!environment) return environment.status();
   trace.environment = std::move(*environment);
+  GPUSCOPE_RETURN_IF_ERROR(reader.forEach<schema::MemoryUsageRow>([&](schema::MemoryUsageRow r) {
+    r.session_id = index.session(r.session_id);
+    trace.memory_usage.push_back(std::move(r));
+    return true;
+  }));
+  std::stable_sort(trace.memory_usage.begin(), trace.memory_usage.end(),
+                   [](const auto& a, const auto& b) { return a.timestamp_ns < b.timestamp_ns; });
   Result<std::vector<schema::DataQualityRow>> quality = reader.readAll<schema::DataQualityRow>();
   if (!quality) return quality.status();
   trace.data_quality = std::move(*quality);

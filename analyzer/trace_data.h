@@ -123,6 +123,9 @@ struct TraceData {
   TensorRoleTable roles;
   NvtxTable nvtx;
   CollectiveTable collectives;
+  // What allocators that hand buffers out of their own reservation (XLA's) said they had in use, by time; the
+  // rows' session_id is an index into sessions here.
+  std::vector<schema::MemoryUsageRow> memory_usage;
   std::vector<schema::NvlinkRow> nvlinks;            // the GPUs' NVLink connections, as each process saw them
   std::vector<schema::EnvironmentRow> environment;   // the variables that change CUDA's, NCCL's, … behaviour
   std::vector<schema::DataQualityRow> data_quality;  // as recorded by the collector

@@ -28,6 +28,9 @@ constexpr OptionSpec kOptions[] = {
     {"cupy", 0, "",
      "CuPy programs: what CuPy's memory pool hands out and takes back (its memory hooks), beside what it reserves "
      "from CUDA, with no change to the script"},
+    {"jax", 0, "",
+     "JAX programs: what XLA's allocator has in use and its peak (each GPU's memory_stats(), read every 10 ms), "
+     "beside what it reserves from CUDA, with no change to the script"},
     {"torch-steps", 0, "N",
      "with --torch: annotate the first N steps with module ranges (default 5), then remove the hooks so the "
      "later steps run at the program's own speed and give the timings; 'all' keeps them for every step"},
@@ -92,6 +95,7 @@ int runRecord(const ParsedArgs& args) {
   options.capture_range = args.get("capture-range").value_or("");
   options.torch = args.has("torch");
   options.cupy = args.has("cupy");
+  options.jax = args.has("jax");
   if (const auto steps = args.get("torch-steps")) {
     if (!options.torch) return reportError("record", Status(ErrorKind::kUsage, "--torch-steps goes with --torch"));
     if (*steps != "all" && (steps->empty() || steps->size() > 9 ||
@@ -143,7 +147,9 @@ const Command& recordCommand() {
       "first --torch-steps steps (default 5) get module ranges; the hooks are then removed, and the advisor\n"
       "takes its timings from the steps after, which run at the program's own speed. --cupy adds, for CuPy\n"
       "programs, the blocks CuPy's memory pool hands out and takes back (on the thread that imports cupy),\n"
-      "so that memory in use is told from what the pool reserves.\n"
+      "so that memory in use is told from what the pool reserves. --jax adds, for JAX programs, the bytes\n"
+      "XLA's allocator has in use and its peak in use over time, read from each GPU's memory_stats() once the\n"
+      "program has started JAX (CUDA sees only the memory XLA reserves up front).\n"
       "GPUSCOPE_DISABLE=1 in the environment turns the collector off.",
       kOptions,
       runRecord};

@@ -344,8 +344,7 @@ Report memoryReport(const analysis::MemoryAnalysis& m, const analysis::TraceData
   std::string title = tensors ? "Device memory (PyTorch's tensors, from its caching allocator's events)"
                               : "Device memory (allocations CUDA saw; for PyTorch, its caching allocator's segments)";
   title += leak.growing
-               ? "\n  LEAK: live memory grew at every " +
-                     std::string(leak.basis == "iterations" ? "iteration" : "eighth of the run") + ", by " +
+               ? "\n  LEAK: live memory grew at every " + leak.interval() + ", by " +
                      formatBytes(leak.growth_per_sample_bytes) + " each"
                : "\n  no steady growth (" +
                      std::string(leak.basis.empty() ? "nothing to measure" : "measured over " + leak.basis) + ")";
@@ -390,6 +389,45 @@ Report memoryPoolsReport(const std::vector<analysis::PoolUsage>& pools, const an
     r.rows.push_back({trace.deviceLabel(p.device), std::string(address), p.allocations, p.peak_used_bytes,
                       p.peak_reserved_bytes, p.worst.reserved_bytes, p.worst.used_bytes, p.slackBytes(),
                       p.worst.time_ns ? p.worst.time_ns - trace.startNs() : int64_t{0}});
+  }
+  return r;
+}
+
+// A session's device by the ordinal its rows name, kNone when the trace has no such device.
+int32_t deviceOf(const analysis::TraceData& trace, int64_t session, int64_t ordinal) {
+  for (size_t d = 0; d < trace.devices.size(); ++d) {
+    const schema::DeviceRow& row = trace.devices[d];
+    if (row.session_id == trace.sessions[static_cast<size_t>(session)].id && row.device_id == ordinal)
+      return static_cast<int32_t>(d);
+  }
+  return analysis::kNone;
+}
+
+Report memoryUsageReport(const analysis::TraceData& trace) {
+  Report r{"memory_usage",
+           "In use by allocators that hand out their own reservation (XLA's memory_stats(), recorded with --jax)",
+           {{"device", "Device", Unit::kText},
+            {"allocator", "Allocator", Unit::kText},
+            {"readings", "Readings", Unit::kCount},
+            {"peak_in_use_bytes", "Peak in use", Unit::kBytes},
+            {"end_in_use_bytes", "In use at end", Unit::kBytes},
+            {"reserved_bytes", "Reserved", Unit::kBytes},
+            {"limit_bytes", "Limit", Unit::kBytes}},
+           {}};
+  std::map<std::tuple<int64_t, int64_t, std::string>, std::vector<const schema::MemoryUsageRow*>> groups;
+  for (const schema::MemoryUsageRow& u : trace.memory_usage)
+    groups[{u.session_id, u.device_id, u.allocator}].push_back(&u);
+  for (const auto& [key, rows] : groups) {
+    int64_t peak = 0, reserved = 0;
+    for (const schema::MemoryUsageRow* u : rows) {
+      peak = std::max({peak, u->in_use_bytes, u->peak_in_use_bytes.value_or(0)});
+      reserved = std::max(reserved, u->reserved_bytes.value_or(0));
+    }
+    const int32_t device = deviceOf(trace, std::get<0>(key), std::get<1>(key));
+    r.rows.push_back(
+        {device == analysis::kNone ? "device " + std::to_string(std::get<1>(key)) : trace.deviceLabel(device),
+         std::get<2>(key), static_cast<int64_t>(rows.size()), peak, rows.back()->in_use_bytes, reserved,
+         rows.back()->limit_bytes.value_or(0)});
   }
   return r;
 }
@@ -522,6 +560,7 @@ std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace)
           memoryModelReport(analysis::fitMemoryModel(memory, categories, iterations)),
           memoryPeakReport(memory, categories, trace),
           memoryPoolsReport(analysis::analyzePools(trace), trace),
+          memoryUsageReport(trace),
           fusionReport(analysis::findFusableChains(trace, iterations))};
 }
 
@@ -562,7 +601,7 @@ constexpr OptionSpec kOptions[] = {
     {"report", 0, "NAME",
      "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams, timeline, "
      "iterations, ranks, collectives, memory, memory_categories, memory_modules, memory_model, memory_peak, "
-     "memory_pools, fusion "
+     "memory_pools, memory_usage, fusion "
      "(nsys "
      "names such as "
      "cuda_gpu_kern_sum also work)"},

@@ -150,6 +150,10 @@ Result<int> runChild(const std::function<void()>& start_program) {
     if (!options.torch) addPythonPath(options.python_dir);
     setenv("GPUSCOPE_CUPY", "record", 1);
   }
+  if (options.jax) {
+    if (!options.torch && !options.cupy) addPythonPath(options.python_dir);
+    setenv("GPUSCOPE_JAX", "record", 1);
+  }
   execCommand(options.command);
   cannotRun("record", options.command.front());
 }
@@ -321,7 +325,7 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
   }
   RecordOptions run = options;
   run.collector_path = fs::absolute(collector).string();
-  if (run.torch || run.cupy || !run.plan.empty()) {
+  if (run.torch || run.cupy || run.jax || !run.plan.empty()) {
     Result<std::string> dir = bridgeFolder(run.python_dir);
     if (!dir) return dir.status();
     run.python_dir = *dir;
@@ -344,7 +348,7 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
     return outcome;
   }
   Result<MergeOptions> merge = windowsFor(options, files, start_ns);
-  if (merge && (run.torch || run.cupy)) merge->torch_memory_dir = *parts;
+  if (merge && (run.torch || run.cupy || run.jax)) merge->torch_memory_dir = *parts;
   Status merged = merge ? mergeTraces(files, options.output, *merge) : merge.status();
   if (!merged) {
     outcome.problem = merged.message() + "; the per-process traces are kept in " + *parts;

@@ -29,6 +29,8 @@ struct RecordOptions {
   std::string torch_steps;
   // CuPy programs: the same bridge's CuPy part, which records what CuPy's memory pool hands out.
   bool cupy = false;
+  // JAX programs: its JAX part, which reads what XLA's allocator has in use (memory_stats) while it runs.
+  bool jax = false;
   std::string python_dir;  // the bridge's folder; empty: found next to the running gpuscope
   // `gpuscope apply --record`: the plan.json the program runs with (GPUSCOPE_PLAN, read by the bundled
   // runtime and by the PyTorch bridge, which this puts on the path as with torch).

@@ -106,6 +106,7 @@ class ChromeExporter {
   Status writeOverheads();
   Status writeMemoryCounters();
   Status writeTensorCounters();
+  Status writeUsageCounters();
   Status writeDataQuality();
 
   void beginEvent(std::string_view ph, std::string_view cat, std::string_view name, int64_t pid, int64_t tid,
@@ -170,6 +171,7 @@ Status ChromeExporter::run() {
   GPUSCOPE_RETURN_IF_ERROR(writeOverheads());
   GPUSCOPE_RETURN_IF_ERROR(writeMemoryCounters());
   GPUSCOPE_RETURN_IF_ERROR(writeTensorCounters());
+  GPUSCOPE_RETURN_IF_ERROR(writeUsageCounters());
   json_.endArray();
   GPUSCOPE_RETURN_IF_ERROR(writeDataQuality());
   json_.endObject();
@@ -628,6 +630,19 @@ Status ChromeExporter::writeTensorCounters() {
     total += a.action == AllocatorAction::kAlloc ? a.bytes : -a.bytes;
     beginEvent("C", "gpu_memory", "PyTorch tensors", pid, 0, a.timestamp_ns);
     json_.key("args").beginObject().field("allocated (bytes)", total).endObject().endObject();
+    return true;
+  });
+}
+
+// XLA's own figures (record --jax) beside CUDA's view of the same device: what its allocator has in use inside
+// the reservation "Device memory" shows.
+Status ChromeExporter::writeUsageCounters() {
+  return reader_.forEach<MemoryUsageRow>([&](const MemoryUsageRow& u) {
+    advance();
+    if (!exported(u.session_id)) return true;
+    beginEvent("C", "gpu_memory", u.allocator == "xla" ? "XLA in use" : u.allocator + " in use",
+               gpuPid(u.session_id, u.device_id), 0, u.timestamp_ns);
+    json_.key("args").beginObject().field("in use (bytes)", u.in_use_bytes).endObject().endObject();
     return true;
   });
 }

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "formats/memory_usage.h"
 #include "formats/torch_memory.h"
 #include "formats/trace_reader.h"
 #include "formats/trace_writer.h"
@@ -184,6 +185,31 @@ Status addTorchMemory(TraceReader& in, TraceWriter& out, const IdMaps& maps, con
   return Status::ok();
 }
 
+// The JAX bridge's allocator figures of each process (jax-<pid>.json in dir), added to its session; samples
+// outside --delay/--duration/--capture-range's windows are left out. A file that cannot be read is said in
+// data_quality; the rest of the trace is kept.
+Status addMemoryUsage(TraceReader& in, TraceWriter& out, const IdMaps& maps, const MergeOptions& options) {
+  for (const auto& [old_session, new_session] : maps.sessions) {
+    const std::string path = options.torch_memory_dir + "/jax-" + std::to_string(maps.pids.at(new_session)) + ".json";
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) continue;
+    Result<MemoryUsage> usage = readMemoryUsage(path);
+    if (!usage) {
+      GPUSCOPE_RETURN_IF_ERROR(out.append(DataQualityRow{new_session, Severity::kWarning, "memory_usage_unreadable", 1,
+                                                         usage.status().message(), std::nullopt}));
+      continue;
+    }
+    const int64_t offset = clockOffset(in, old_session);
+    const WindowFilter filter{options.windows, {}};
+    std::erase_if(usage->samples, [&](MemoryUsageRow r) {
+      r.timestamp_ns += offset;
+      return !inWindows(r, filter);
+    });
+    GPUSCOPE_RETURN_IF_ERROR(appendMemoryUsage(*usage, new_session, offset, out));
+  }
+  return Status::ok();
+}
+
 Status mergeOne(const std::string& path, TraceWriter& out, int64_t& next_session, const MergeOptions& options) {
   Result<TraceReader> in = TraceReader::open(path);
   if (!in) return in.status();
@@ -205,6 +231,7 @@ Status mergeOne(const std::string& path, TraceWriter& out, int64_t& next_session
     }
   });
   if (status && !options.torch_memory_dir.empty()) status = addTorchMemory(*in, out, maps, options);
+  if (status && !options.torch_memory_dir.empty()) status = addMemoryUsage(*in, out, maps, options);
   if (status) status = out.append(TraceInfoRow{"merged_from", path});
   return status;
 }

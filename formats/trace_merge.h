@@ -22,8 +22,8 @@ struct MergeOptions {
   // are). This is how `record --delay/--duration/--capture-range` narrow a recording.
   std::vector<TimeWindow> windows;
   std::string window_note;  // said in the merged trace's data_quality table when windows are given
-  // Where `record --torch` left the PyTorch bridge's allocator events (torch-<pid>.json): each is added to
-  // the session of its process. Empty: none.
+  // Where `record --torch`, `--cupy` or `--jax` left the Python bridge's allocator files (torch-<pid>.json,
+  // cupy-<pid>.json, jax-<pid>.json): each is added to the session of its process. Empty: none.
   std::string torch_memory_dir;
 };
 

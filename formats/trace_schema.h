@@ -17,14 +17,14 @@
 
 namespace gpuscope::schema {
 
-inline constexpr int64_t kSchemaVersion = 3;
+inline constexpr int64_t kSchemaVersion = 4;
 // Tables added after version 1, with the version that added them: in older traces a reader finds them empty.
 struct AddedTable {
   std::string_view name;
   int64_t version;
 };
-inline constexpr AddedTable kAddedTables[] = {
-    {"allocator_event", 2}, {"tensor_role", 2}, {"collective", 3}, {"environment", 3}, {"nvlink", 3}};
+inline constexpr AddedTable kAddedTables[] = {{"allocator_event", 2}, {"tensor_role", 2}, {"collective", 3},
+                                              {"environment", 3},     {"nvlink", 3},      {"memory_usage", 4}};
 // PRAGMA application_id of every gpuscope trace ("GPUS"), so other SQLite files are told apart.
 inline constexpr int64_t kApplicationId = 0x47505553;
 
@@ -554,6 +554,33 @@ struct TableOf<MemoryPoolEventRow> {
       GPUSCOPE_COL(MemoryPoolEventRow, utilized_bytes, "Bytes in use after a trim."));
 };
 
+struct MemoryUsageRow {
+  friend bool operator==(const MemoryUsageRow&, const MemoryUsageRow&) = default;
+  int64_t session_id = 0;
+  int64_t device_id = 0;
+  int64_t timestamp_ns = 0;
+  std::string allocator;
+  int64_t in_use_bytes = 0;
+  std::optional<int64_t> peak_in_use_bytes;
+  std::optional<int64_t> reserved_bytes;
+  std::optional<int64_t> limit_bytes;
+};
+template <>
+struct TableOf<MemoryUsageRow> {
+  static constexpr auto kTable = table<MemoryUsageRow>(
+      "memory_usage",
+      "What an allocator that hands buffers out of its own reservation has in use, as it reports it (recorded "
+      "with `record --jax`: each GPU's memory_stats() from XLA), sampled when a figure changed.",
+      GPUSCOPE_COL(MemoryUsageRow, session_id, "Session.", "session"),
+      GPUSCOPE_COL(MemoryUsageRow, device_id, "Device ordinal, as the allocator numbers it."),
+      GPUSCOPE_COL(MemoryUsageRow, timestamp_ns, "When it was read, ns (the bridge's clock has µs resolution)."),
+      GPUSCOPE_COL(MemoryUsageRow, allocator, "Whose figures: `xla` (JAX's memory_stats())."),
+      GPUSCOPE_COL(MemoryUsageRow, in_use_bytes, "Bytes in use by the program's buffers (bytes_in_use)."),
+      GPUSCOPE_COL(MemoryUsageRow, peak_in_use_bytes, "The most in use since the allocator started, bytes."),
+      GPUSCOPE_COL(MemoryUsageRow, reserved_bytes, "Bytes the allocator holds from CUDA (XLA's pool_bytes)."),
+      GPUSCOPE_COL(MemoryUsageRow, limit_bytes, "The most the allocator may hold, bytes (bytes_limit)."));
+};
+
 struct NvtxRow {
   friend bool operator==(const NvtxRow&, const NvtxRow&) = default;
   int64_t session_id = 0;
@@ -691,11 +718,12 @@ struct TableOf<DataQualityRow> {
 // Every table of the trace, in creation order.
 using AllRows = std::tuple<TraceInfoRow, StringRow, SessionRow, ClockSyncRow, DeviceRow, NvlinkRow, ContextRow,
                            ThreadRow, KernelConfigRow, KernelRow, MemcpyRow, MemsetRow, GraphLaunchRow, ApiCallRow,
-                           SyncRow, MemoryEventRow, MemoryPoolEventRow, AllocatorEventRow, TensorRoleRow, NvtxRow,
-                           CollectiveRow, EnvironmentRow, OverheadRow, DataQualityRow>;
+                           SyncRow, MemoryEventRow, MemoryPoolEventRow, AllocatorEventRow, TensorRoleRow,
+                           MemoryUsageRow, NvtxRow, CollectiveRow, EnvironmentRow, OverheadRow, DataQualityRow>;
 // Tables whose rows are events on a timeline; the others describe the file, its processes and devices.
-using EventRows = std::tuple<KernelRow, MemcpyRow, MemsetRow, GraphLaunchRow, ApiCallRow, SyncRow, MemoryEventRow,
-                             MemoryPoolEventRow, AllocatorEventRow, NvtxRow, CollectiveRow, OverheadRow>;
+using EventRows =
+    std::tuple<KernelRow, MemcpyRow, MemsetRow, GraphLaunchRow, ApiCallRow, SyncRow, MemoryEventRow, MemoryPoolEventRow,
+               AllocatorEventRow, MemoryUsageRow, NvtxRow, CollectiveRow, OverheadRow>;
 // Every enum stored in the trace, each with its lookup table.
 using AllEnums = std::tuple<ApiKind, CopyKind, MemoryKind, SyncKind, MemoryOp, PoolOp, AllocatorAction, TensorRole,
                             NvtxKind, OverheadKind, Severity>;

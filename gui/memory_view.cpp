@@ -18,6 +18,7 @@ namespace {
 const QColor kCategoryColours[analysis::kMemoryCategoryCount] = {QColor(0x4c, 0x72, 0xb0), QColor(0xdd, 0x84, 0x52),
                                                                  QColor(0x55, 0xa8, 0x68), QColor(0xc4, 0x4e, 0x52),
                                                                  QColor(0x81, 0x72, 0xb3), QColor(0x93, 0x93, 0x93)};
+const QColor kInUseColour(0xe6, 0x8a, 0x00);
 
 }  // namespace
 
@@ -61,6 +62,11 @@ void MemoryChart::setSeries(const analysis::CategorySeries* series, int64_t star
   update();
 }
 
+void MemoryChart::setInUse(const std::vector<analysis::MemoryPoint>* in_use) {
+  in_use_ = in_use && !in_use->empty() ? in_use : nullptr;
+  update();
+}
+
 void MemoryChart::setChosen(int64_t t) {
   chosen_ = t;
   update();
@@ -71,20 +77,33 @@ int64_t MemoryChart::timeAtX(int x) const {
          static_cast<int64_t>(static_cast<double>(x) / std::max(1, width()) * static_cast<double>(end_ - start_));
 }
 
-// One column per pixel, each category stacked on the ones before it, scaled to the peak.
+// One column per pixel, each category stacked on the ones before it, scaled to the peak (to XLA's most in use
+// where that is under a quarter of it: its reservation would flatten the line to the axis), XLA's line over them.
 void MemoryChart::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette().base());
   if (!series_ || series_->peak_total <= 0) return;
   const int plot = height() - kLegendHeight;
-  const double scale = (plot - 4) / static_cast<double>(series_->peak_total);
+  int64_t top = series_->peak_total, in_use_peak = 0;
+  if (in_use_) {
+    for (const analysis::MemoryPoint& point : *in_use_) in_use_peak = std::max(in_use_peak, point.live_bytes);
+    if (in_use_peak > 0 && 4 * in_use_peak < top) top = in_use_peak + in_use_peak / 4;
+  }
+  const double scale = (plot - 4) / static_cast<double>(top);
   for (int x = 0; x < width(); ++x) {
     const auto at = series_->at(timeAtX(x));
     double y = plot;
-    for (size_t c = 0; c < at.size(); ++c) {
-      const double h = static_cast<double>(at[c]) * scale;
+    for (size_t c = 0; c < at.size() && y > 0; ++c) {
+      const double h = std::min(static_cast<double>(at[c]) * scale, y);
       p.fillRect(QRectF(x, y - h, 1, h), kCategoryColours[c]);
       y -= h;
+    }
+  }
+  if (in_use_) {
+    p.setPen(QPen(kInUseColour, 2));
+    for (int x = 1; x < width(); ++x) {
+      const auto height_at = [&](int px) { return plot - inUseAt(timeAtX(px)) * scale; };
+      p.drawLine(QPointF(x - 1, height_at(x - 1)), QPointF(x, height_at(x)));
     }
   }
   auto marker = [&](int64_t t, QColor colour) {
@@ -95,13 +114,23 @@ void MemoryChart::paintEvent(QPaintEvent*) {
   marker(series_->peak_time, Qt::red);
   marker(chosen_, Qt::black);
   int x = 4;
-  for (int c = 0; c < analysis::kMemoryCategoryCount; ++c) {
-    const QString name = qs(std::string(toString(static_cast<analysis::MemoryCategory>(c))));
-    p.fillRect(x, plot + 5, 10, 10, kCategoryColours[c]);
+  auto legend = [&](const QString& name, QColor colour) {
+    p.fillRect(x, plot + 5, 10, 10, colour);
     p.setPen(palette().text().color());
     p.drawText(x + 14, plot + 15, name);
     x += 24 + p.fontMetrics().horizontalAdvance(name);
-  }
+  };
+  for (int c = 0; c < analysis::kMemoryCategoryCount; ++c)
+    legend(qs(std::string(toString(static_cast<analysis::MemoryCategory>(c)))), kCategoryColours[c]);
+  if (in_use_)
+    legend(top < series_->peak_total ? tr("XLA in use (the reservation runs off the top)") : tr("XLA in use"),
+           kInUseColour);
+}
+
+double MemoryChart::inUseAt(int64_t t) const {
+  auto it = std::upper_bound(in_use_->begin(), in_use_->end(), t,
+                             [](int64_t time, const analysis::MemoryPoint& point) { return time < point.time_ns; });
+  return it == in_use_->begin() ? 0.0 : static_cast<double>(std::prev(it)->live_bytes);
 }
 
 void MemoryChart::mousePressEvent(QMouseEvent* event) { emit chosen(timeAtX(event->pos().x())); }
@@ -130,13 +159,24 @@ void MemoryView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   const int64_t first = series_.time.empty() ? snapshot_->trace().startNs() : series_.time.front();
   chart_->setSeries(&series_, first, std::max(snapshot_->trace().endNs(), first + 1));
   const analysis::DeviceMemory* top = snapshot_->memory.peakDevice();
+  in_use_ = top ? analysis::allocatorInUse(snapshot_->trace(), top->device) : std::vector<analysis::MemoryPoint>{};
+  chart_->setInUse(&in_use_);
   QString text =
       top ? qs("Peak " + analysis::formatBytes(top->peak_bytes) + " on " + snapshot_->trace().deviceLabel(top->device) +
                "; CUDA's peak " + analysis::formatBytes(top->cuda_peak_bytes))
           : tr("No device memory events in this trace.");
-  if (snapshot_->memory.leak.growing) {
-    text += qs("  ·  Growing: " + analysis::formatBytes(snapshot_->memory.leak.growth_per_sample_bytes) +
-               " per step (a leak?)");
+  const analysis::AllocatorPeak xla =
+      top ? analysis::allocatorPeakInUse(snapshot_->trace(), top->device) : analysis::AllocatorPeak{};
+  if (xla.readings > 0) {
+    text += qs("\nXLA in use: " + analysis::formatBytes(xla.bytes) + " at its peak (" + std::to_string(xla.readings) +
+               " readings of its memory_stats(), record --jax), inside what it reserved from CUDA");
+  }
+  if (const analysis::LeakCheck& leak = snapshot_->memory.leak; leak.growing) {
+    const int64_t per_step = leak.growthPerStepBytes();
+    text += qs("  ·  Growing: " +
+               (per_step > 0 ? analysis::formatBytes(per_step) + " per step"
+                             : analysis::formatBytes(leak.growth_per_sample_bytes) + " per " + leak.interval()) +
+               " (a leak?)");
   }
   for (const analysis::PoolUsage& pool : snapshot_->pools) {
     if (pool.slackBytes() <= 0) continue;

@@ -1,12 +1,14 @@
 // The Memory view: the peak device's live bytes over time stacked by category, the peak and a chosen moment
-// marked; below, the allocations alive at that moment (the peak to start with), largest first, with their
-// category, age and creator; above, the peak, what the allocator reserved, leaks and pool fragmentation.
+// marked, and what XLA said it had in use where its readings were recorded (`record --jax`); below, the allocations
+// alive at that moment (the peak to start with), largest first, with their category, age and creator; above, the
+// peak, what the allocator reserved and used, leaks and pool fragmentation.
 #pragma once
 
 #include <QWidget>
 #include <memory>
 
 #include "analyzer/memory_categories.h"
+#include "analyzer/memory_timeline.h"
 #include "gui/table_model.h"
 #include "gui/trace_snapshot.h"
 
@@ -39,6 +41,9 @@ class MemoryChart : public QWidget {
   static constexpr int kLegendHeight = 20;
   explicit MemoryChart(QWidget* parent = nullptr);
   void setSeries(const analysis::CategorySeries* series, int64_t start_ns, int64_t end_ns);
+  // XLA's readings of what it had in use, drawn as a line; where they are far below the reservation the chart is
+  // scaled to them and the reservation runs off its top.
+  void setInUse(const std::vector<analysis::MemoryPoint>* in_use);
   void setChosen(int64_t t);
   int64_t timeAtX(int x) const;
 
@@ -50,7 +55,10 @@ class MemoryChart : public QWidget {
   void mousePressEvent(QMouseEvent* event) override;
 
  private:
+  double inUseAt(int64_t t) const;  // XLA's last reading at or before t, bytes
+
   const analysis::CategorySeries* series_ = nullptr;
+  const std::vector<analysis::MemoryPoint>* in_use_ = nullptr;
   int64_t start_ = 0, end_ = 1, chosen_ = 0;
 };
 
@@ -68,6 +76,7 @@ class MemoryView : public QWidget {
  private:
   std::shared_ptr<const TraceSnapshot> snapshot_;
   analysis::CategorySeries series_;
+  std::vector<analysis::MemoryPoint> in_use_;  // XLA's readings on the peak device, where recorded
   QLabel* summary_;
   MemoryChart* chart_;
   AllocationsModel* model_;

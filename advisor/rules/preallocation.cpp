@@ -47,13 +47,28 @@ std::optional<Finding> preallocation(const Context& c) {
       "know: CUDA sees the reservation only.";
   f.evidence.push_back({"one allocation of " + formatBytes(reserved) + " on a GPU of " + formatBytes(gpu_bytes),
                         {{"time_range", "the reservation", when, when}}});
-  f.evidence.push_back(
-      {"in use inside it: unknown (XLA hands it out itself); the trace's peak device memory is "
-       "the reservation, not the program's use",
-       {}});
+  const int64_t in_use = c.xla_peak_in_use_bytes;
+  if (in_use == 0) {
+    f.evidence.push_back(
+        {"in use inside it: unknown (XLA hands it out itself; `gpuscope record --jax` reads it); the trace's peak "
+         "device memory is the reservation, not the program's use",
+         {}});
+    f.gain.basis =
+        "what the program uses of the reservation is not in the trace (jax.Device.memory_stats() reports it); "
+        "without preallocation the process holds only that";
+    setSeverity(f);
+    return f;
+  }
+  f.evidence.push_back({"in use inside it at its peak: " + formatBytes(in_use) + ", " +
+                            formatShare(static_cast<double>(in_use) / static_cast<double>(reserved)) +
+                            " of the reservation (XLA's memory_stats(), " + std::to_string(c.xla_samples) +
+                            " readings)",
+                        {}});
+  f.gain.memory_bytes = std::max<int64_t>(0, reserved - in_use);
+  f.gain.share_of_peak = static_cast<double>(f.gain.memory_bytes) / static_cast<double>(reserved);
   f.gain.basis =
-      "what the program uses of the reservation is not in the trace (jax.Device.memory_stats() reports it); "
-      "without preallocation the process holds only that";
+      "the reservation less the most XLA had in use (peak_bytes_in_use of memory_stats(), read by `record --jax`): "
+      "allocating as it goes, the process holds about what it uses, plus XLA's own rounding";
   setSeverity(f);
   return f;
 }

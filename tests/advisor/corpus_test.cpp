@@ -169,6 +169,32 @@ TEST(CorpusIterations, AFunctionCalledTwiceIsTheLoopOfItsIterations) {
   EXPECT_LT(c.host.step_ns, 3'000'000) << c.host.step_ns;  // 25 launches and CuPy's work around them
 }
 
+// A Flax classifier's evaluation that keeps every batch's logits (2,048,000 bytes) on the device, recorded with
+// `record --jax` on an H200 (2026-11-28): CUDA sees only XLA's reservation of 75 % of the GPU, made once; XLA's
+// own readings (memory_stats()) show what the program holds inside it, and it grows by a batch's logits a step.
+// Its twin counts the correct predictions as it goes, and holds the same through its steps.
+TEST(CorpusMemory, XlasReadingsMeasureWhatGrowsInsideItsReservation) {
+  const Judged program = adviseOn(kTraces / "jax_kept_logits.program.gpuscope");
+  const Finding* leak = program.advice.find("memory_leak");
+  ASSERT_TRUE(leak);
+  EXPECT_NE(leak->title.find("XLA's memory in use grows by"), std::string::npos) << leak->title;
+  Result<analysis::TraceData> data = analysis::loadTrace((kTraces / "jax_kept_logits.program.gpuscope").string());
+  ASSERT_TRUE(data);
+  const Context c = buildContext(*data);
+  EXPECT_NEAR(static_cast<double>(c.memory.leak.growthPerStepBytes()), 2'048'000.0, 0.15 * 2'048'000.0);
+  const Finding* reserved = program.advice.find("preallocation");
+  ASSERT_TRUE(reserved);
+  ASSERT_GT(c.xla_peak_in_use_bytes, 0);
+  EXPECT_EQ(reserved->gain.memory_bytes, c.preallocated_bytes - c.xla_peak_in_use_bytes);
+  EXPECT_NE(program.advice.memory_basis.find("in use at its peak"), std::string::npos) << program.advice.memory_basis;
+  EXPECT_FALSE(adviseOn(kTraces / "jax_kept_logits.clean.gpuscope").fired.count("memory_leak"));
+  // Recorded without the bridge, a JAX program's use inside the reservation is said to be unknown, not guessed.
+  const Judged unread = adviseOn(kTraces / "jax_numpy_feed.program.gpuscope");
+  ASSERT_TRUE(unread.advice.find("preallocation"));
+  EXPECT_EQ(unread.advice.find("preallocation")->gain.memory_bytes, 0);
+  EXPECT_NE(unread.advice.memory_basis.find("in use: unknown"), std::string::npos) << unread.advice.memory_basis;
+}
+
 // The naive training loop recorded under `gpuscope apply --record` with its plan for both goals (H200,
 // 2026-11-28): the program's steps are those after the check (the model's first call ran as written in fp32, and
 // the check's steps compiled and recorded graphs, each allocating once), so no fp32 GEMM is left and nothing grows,

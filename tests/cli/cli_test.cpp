@@ -31,7 +31,7 @@ int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), 
 TEST(Cli, VersionAndHelp) {
   CliRun v = gpuscope({"--version"});
   EXPECT_EQ(v.status, 0);
-  EXPECT_NE(v.out.find("gpuscope 0.1.0 (trace schema 3)"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("gpuscope 0.1.0 (trace schema 4)"), std::string::npos) << v.out;
   CliRun h = gpuscope({"--help"});
   EXPECT_EQ(h.status, 0);
   for (const char* cmd : {"record", "stats", "advise", "export", "import", "diff", "merge", "apply"}) {

@@ -361,6 +361,20 @@ class GuiTest : public QObject {
              qPrintable(pooled.summaryText()));
   }
 
+  // A Flax evaluation recorded with `record --jax` (bench/corpus/jax_kept_logits, H200): CUDA saw XLA's 104.9 GiB
+  // reservation only; the view says what XLA had in use inside it, and how fast that grew.
+  void memoryViewShowsWhatXlaHadInUse() {
+    Result<std::shared_ptr<const TraceSnapshot>> s =
+        analyseTrace(std::string(GPUSCOPE_CORPUS_TRACES) + "/jax_kept_logits.program.gpuscope");
+    QVERIFY2(s, s ? "" : s.status().message().c_str());
+    MemoryView view;
+    view.resize(1200, 700);
+    view.setSnapshot(*s);
+    QVERIFY2(view.summaryText().contains("XLA in use: 5.9 GiB at its peak (143 readings"),
+             qPrintable(view.summaryText()));
+    QVERIFY2(view.summaryText().contains("Growing: 1.9 MiB per step"), qPrintable(view.summaryText()));
+  }
+
   // Two runs of samples/runtime_mlp, before and after the plan (fused GEMM epilogue): the diff of the CLI.
   void diffComparesTwoRuns() {
     const auto before = snapshotOf("runtime_mlp_before.gpuscope");

@@ -1,6 +1,6 @@
-"""Put first on PYTHONPATH by `gpuscope record --torch` (or --cupy) and `gpuscope apply`: arms gpuscope's PyTorch
-bridge for the moment torch is imported (its CuPy bridge for cupy), with no change to the program, then runs the
-sitecustomize module this one shadows, if any."""
+"""Put first on PYTHONPATH by `gpuscope record --torch` (or --cupy, --jax) and `gpuscope apply`: arms gpuscope's
+PyTorch bridge for the moment torch is imported (its CuPy bridge for cupy, its JAX bridge for jax), with no change
+to the program, then runs the sitecustomize module this one shadows, if any."""
 
 import importlib
 import importlib.abc
@@ -21,6 +21,12 @@ def _install_cupy_bridge():
     import gpuscope_cupy
 
     gpuscope_cupy.install_from_environment()
+
+
+def _install_jax_bridge():
+    import gpuscope_jax
+
+    gpuscope_jax.install_from_environment()
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -89,4 +95,6 @@ if os.environ.get("GPUSCOPE_TORCH"):
     _arm("torch", _install_torch_bridge, "PyTorch")
 if os.environ.get("GPUSCOPE_CUPY"):
     _arm("cupy", _install_cupy_bridge, "CuPy")
+if os.environ.get("GPUSCOPE_JAX"):
+    _arm("jax", _install_jax_bridge, "JAX")
 _run_shadowed_sitecustomize()

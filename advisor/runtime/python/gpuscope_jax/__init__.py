@@ -1,0 +1,126 @@
+"""gpuscope's JAX bridge: what XLA's allocator has in use, beside what it reserved.
+
+XLA's allocator reserves device memory up front (75 % of the GPU by default) and hands buffers out of it
+itself: CUPTI sees the reservation only. Under `gpuscope record --jax` the bootstrap's sitecustomize calls
+install_from_environment() right after `import jax`: a daemon thread reads each GPU's memory_stats() (the
+figures JAX users read: bytes in use, the peak in use, the pool XLA holds) every GPUSCOPE_JAX_SAMPLE_MS
+milliseconds (default 10), keeping a sample when a figure changed, and once more at exit. They are written
+beside the trace as jax-<pid>.json, which `gpuscope record` merges into the trace's memory_usage table.
+
+The thread never starts JAX's backends: a program may still set XLA's variables or its platform after
+`import jax`, so it reads only once the program has made its first array. Nothing here may change what the
+program computes, prints or returns: every failure is reported on stderr once and the bridge steps aside.
+"""
+
+import atexit
+import json
+import os
+import sys
+import threading
+import time
+
+_FIELDS = ("bytes_in_use", "peak_bytes_in_use", "pool_bytes", "bytes_limit")
+_MAX_SAMPLES = int(os.environ.get("GPUSCOPE_JAX_MAX_SAMPLES", "200000"))
+_installed = False
+
+
+def warn(message):
+    sys.stderr.write(f"gpuscope: {message}\n")
+
+
+def backends_started():
+    """Whether the program has started JAX's backends (its first array, its first jitted call), asked without
+    starting them."""
+    try:
+        from jax._src import xla_bridge
+    except Exception:
+        return False
+    started = getattr(xla_bridge, "backends_are_initialized", None)
+    if started is not None:
+        return bool(started())
+    return bool(getattr(xla_bridge, "_backends", None))
+
+
+class Sampler:
+    """Samples by device id: [time_us, bytes_in_use, peak_bytes_in_use, pool_bytes, bytes_limit], a figure
+    XLA does not report being None."""
+
+    def __init__(self, devices, max_samples=_MAX_SAMPLES):
+        self.devices = devices  # a function returning the devices to read (jax.local_devices)
+        self.gpus = None
+        self.samples = {}
+        self.last = {}
+        self.count = 0
+        self.max_samples = max_samples
+        self.failed = None
+        self.lock = threading.Lock()
+
+    def sample(self):
+        if self.failed or self.count >= self.max_samples:
+            return
+        try:
+            if self.gpus is None:  # asked once: the devices do not change once JAX has started
+                self.gpus = [d for d in self.devices() if d.platform == "gpu"]
+            for device in self.gpus:
+                stats = device.memory_stats()
+                if stats:
+                    self._keep(int(device.id), [stats.get(f) for f in _FIELDS])
+        except Exception as error:  # never the program's problem
+            self.failed = repr(error)
+            warn(f"JAX's memory figures are no longer read: {error!r}")
+
+    def _keep(self, device_id, figures):
+        with self.lock:
+            if self.last.get(device_id) == figures:
+                return
+            self.last[device_id] = figures
+            self.samples.setdefault(device_id, []).append([time.time_ns() // 1000] + figures)
+            self.count += 1
+
+    def snapshot(self):
+        with self.lock:
+            return {"memory_usage": {str(d): list(s) for d, s in self.samples.items()},
+                    "gpuscope": {"version": 1, "pid": os.getpid(), "allocator": "xla", "fields": list(_FIELDS),
+                                 "max_samples": self.max_samples, "full": self.count >= self.max_samples,
+                                 "failed": self.failed}}
+
+    def write(self, output_dir):
+        try:
+            path = os.path.join(output_dir, f"jax-{os.getpid()}.json")
+            with open(path + ".tmp", "w") as out:
+                json.dump(self.snapshot(), out)
+            os.replace(path + ".tmp", path)
+        except Exception as error:
+            warn(f"JAX's memory figures not written: {error!r}")
+
+
+def _every(sampler, seconds, stop):
+    while not stop.wait(seconds):
+        if backends_started():
+            sampler.sample()
+
+
+def install_from_environment():
+    """Starts the sampler where GPUSCOPE_JAX asks for "record"; safe to call more than once."""
+    global _installed
+    if _installed or "record" not in os.environ.get("GPUSCOPE_JAX", "").split(","):
+        return
+    _installed = True
+    output_dir = os.environ.get("GPUSCOPE_OUTPUT_DIR", "")
+    if not output_dir:
+        warn("GPUSCOPE_OUTPUT_DIR is not set: JAX's memory figures are not recorded")
+        return
+    import jax
+
+    sampler = Sampler(jax.local_devices)
+    stop = threading.Event()
+    seconds = max(1.0, float(os.environ.get("GPUSCOPE_JAX_SAMPLE_MS", "10"))) / 1000.0
+    threading.Thread(target=_every, args=(sampler, seconds, stop), name="gpuscope-jax-memory", daemon=True).start()
+
+    def at_exit():  # registered after jax's own: runs while its backends still live
+        stop.set()
+        if backends_started():
+            sampler.sample()
+        sampler.write(output_dir)
+
+    atexit.register(at_exit)

@@ -1,0 +1,94 @@
+"""gpuscope's JAX bridge without a GPU: what its sampler keeps of memory_stats() and writes for `gpuscope record
+--jax` to merge, and that it stays out of the way where it is not asked for. (On real JAX it runs on the GPU
+machine: scripts/jax-memory-run.sh.)"""
+
+import json
+import os
+import tempfile
+import unittest
+from unittest import mock
+
+import gpuscope_jax
+
+
+class Device:
+    """What the sampler reads of a jax.Device: its platform, id and memory_stats()."""
+
+    def __init__(self, platform, id, stats):
+        self.platform, self.id, self.stats = platform, id, stats
+
+    def memory_stats(self):
+        return self.stats() if callable(self.stats) else self.stats
+
+
+def stats(in_use, peak=None, pool=3 << 30, limit=4 << 30):
+    return {"bytes_in_use": in_use, "peak_bytes_in_use": peak or in_use, "pool_bytes": pool, "bytes_limit": limit,
+            "num_allocs": 7}
+
+
+class Sampler(unittest.TestCase):
+    def test_keeps_a_reading_when_a_figure_changed_and_writes_what_the_merge_reads(self):
+        figures = iter([stats(1 << 20), stats(1 << 20), stats(5 << 20), stats(2 << 20, peak=5 << 20)])
+        gpu = Device("gpu", 0, lambda: next(figures))
+        sampler = gpuscope_jax.Sampler(lambda: [gpu, Device("cpu", 1, None)])
+        for _ in range(4):
+            sampler.sample()
+        with tempfile.TemporaryDirectory() as out:
+            sampler.write(out)
+            self.assertEqual(os.listdir(out), [f"jax-{os.getpid()}.json"])  # no temporary left behind
+            with open(os.path.join(out, f"jax-{os.getpid()}.json")) as f:
+                written = json.load(f)
+        samples = written["memory_usage"]["0"]
+        self.assertEqual([s[1:] for s in samples], [[1 << 20, 1 << 20, 3 << 30, 4 << 30],
+                                                    [5 << 20, 5 << 20, 3 << 30, 4 << 30],
+                                                    [2 << 20, 5 << 20, 3 << 30, 4 << 30]])
+        self.assertLessEqual(samples[0][0], samples[2][0])
+        self.assertEqual(list(written["memory_usage"]), ["0"])  # the CPU device has no memory to read
+        self.assertEqual(written["gpuscope"]["allocator"], "xla")
+        self.assertFalse(written["gpuscope"]["full"])
+
+    def test_a_figure_xla_does_not_report_is_null(self):
+        sampler = gpuscope_jax.Sampler(lambda: [Device("gpu", 2, {"bytes_in_use": 10})])
+        sampler.sample()
+        self.assertEqual(sampler.snapshot()["memory_usage"]["2"][0][1:], [10, None, None, None])
+
+    def test_no_figures_at_all_keep_nothing(self):  # XLA's platform allocator reports none
+        sampler = gpuscope_jax.Sampler(lambda: [Device("gpu", 0, None)])
+        sampler.sample()
+        self.assertEqual(sampler.snapshot()["memory_usage"], {})
+
+    def test_stops_at_its_limit_and_says_so(self):
+        sizes = iter(range(1, 100))
+        sampler = gpuscope_jax.Sampler(lambda: [Device("gpu", 0, lambda: stats(next(sizes)))], max_samples=2)
+        for _ in range(5):
+            sampler.sample()
+        self.assertEqual(len(sampler.snapshot()["memory_usage"]["0"]), 2)
+        self.assertTrue(sampler.snapshot()["gpuscope"]["full"])
+
+    def test_a_device_that_fails_stops_the_reading_not_the_program(self):
+        def broken():
+            raise RuntimeError("backend gone")
+
+        sampler = gpuscope_jax.Sampler(lambda: [Device("gpu", 0, broken)])
+        with mock.patch("sys.stderr") as stderr:
+            sampler.sample()
+            sampler.sample()
+        self.assertEqual(stderr.write.call_count, 1)
+        self.assertIn("backend gone", sampler.snapshot()["gpuscope"]["failed"])
+
+    def test_an_unwritable_folder_is_said_once(self):
+        sampler = gpuscope_jax.Sampler(lambda: [])
+        with mock.patch("sys.stderr") as stderr:
+            sampler.write("/nonexistent/folder")
+        self.assertIn("not written", stderr.write.call_args[0][0])
+
+
+class Install(unittest.TestCase):
+    def test_does_nothing_unless_asked_to_record(self):
+        with mock.patch.dict(os.environ, {"GPUSCOPE_JAX": ""}), mock.patch.object(gpuscope_jax, "Sampler") as made:
+            gpuscope_jax.install_from_environment()
+        made.assert_not_called()
+
+
+if __name__ == "__main__":
+    unittest.main()
