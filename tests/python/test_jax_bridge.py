@@ -5,6 +5,8 @@ machine: scripts/jax-memory-run.sh.)"""
 import json
 import os
 import tempfile
+import threading
+import time
 import unittest
 from unittest import mock
 
@@ -81,6 +83,32 @@ class Sampler(unittest.TestCase):
         with mock.patch("sys.stderr") as stderr:
             sampler.write("/nonexistent/folder")
         self.assertIn("not written", stderr.write.call_args[0][0])
+
+
+class Reader(unittest.TestCase):
+    def test_reads_only_once_jax_has_started_and_not_after_it_is_stopped(self):
+        sizes = iter(range(1, 10**6))
+        sampler = gpuscope_jax.Sampler(lambda: [Device("gpu", 0, lambda: stats(next(sizes)))])
+        started = threading.Event()
+        reader = gpuscope_jax.Reader(sampler, 0.001, started.is_set)
+        reader.start()
+        time.sleep(0.05)
+        self.assertEqual(sampler.count, 0)  # JAX not started: nothing asked of it
+        started.set()
+        deadline = time.monotonic() + 5
+        while sampler.count < 3 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        reader.stop()
+        self.assertFalse(reader.thread.is_alive())
+        count = sampler.count
+        self.assertGreaterEqual(count, 3)
+        time.sleep(0.02)
+        self.assertEqual(sampler.count, count)
+
+    def test_an_interval_that_is_no_number_is_said_and_the_default_kept(self):
+        with mock.patch.dict(os.environ, {"GPUSCOPE_JAX_SAMPLE_MS": "fast"}), mock.patch("sys.stderr") as stderr:
+            self.assertEqual(gpuscope_jax._interval_s(), 0.01)
+        self.assertIn("GPUSCOPE_JAX_SAMPLE_MS", stderr.write.call_args[0][0])
 
 
 class Install(unittest.TestCase):

@@ -4,7 +4,8 @@ XLA's allocator reserves device memory up front (75 % of the GPU by default) and
 itself: CUPTI sees the reservation only. Under `gpuscope record --jax` the bootstrap's sitecustomize calls
 install_from_environment() right after `import jax`: a daemon thread reads each GPU's memory_stats() (the
 figures JAX users read: bytes in use, the peak in use, the pool XLA holds) every GPUSCOPE_JAX_SAMPLE_MS
-milliseconds (default 10), keeping a sample when a figure changed, and once more at exit. They are written
+milliseconds (default 10), keeping a sample when a figure changed, and once more at exit, after the thread has
+stopped (JAX's own exit handlers, which run after ours, tear its backends down). They are written
 beside the trace as jax-<pid>.json, which `gpuscope record` merges into the trace's memory_usage table.
 
 The thread never starts JAX's backends: a program may still set XLA's variables or its platform after
@@ -94,10 +95,36 @@ class Sampler:
             warn(f"JAX's memory figures not written: {error!r}")
 
 
-def _every(sampler, seconds, stop):
-    while not stop.wait(seconds):
-        if backends_started():
-            sampler.sample()
+class Reader:
+    """The sampler's thread: a reading every `seconds` once `started()` says JAX has started, until stopped."""
+
+    def __init__(self, sampler, seconds, started=backends_started):
+        self.sampler, self.seconds, self.started = sampler, seconds, started
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="gpuscope-jax-memory", daemon=True)
+
+    def _run(self):
+        while not self._stop.wait(self.seconds):
+            if self.started():
+                self.sampler.sample()
+
+    def start(self):
+        self.thread.start()
+
+    def stop(self, timeout=1.0):
+        """Returns once no reading is under way: JAX's own exit handlers, after ours, tear its backends down."""
+        self._stop.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout)
+
+
+def _interval_s():
+    text = os.environ.get("GPUSCOPE_JAX_SAMPLE_MS", "10")
+    try:
+        return max(1.0, float(text)) / 1000.0
+    except ValueError:
+        warn(f"GPUSCOPE_JAX_SAMPLE_MS={text!r} is not a number of milliseconds: reading every 10 ms")
+        return 0.01
 
 
 def install_from_environment():
@@ -113,12 +140,11 @@ def install_from_environment():
     import jax
 
     sampler = Sampler(jax.local_devices)
-    stop = threading.Event()
-    seconds = max(1.0, float(os.environ.get("GPUSCOPE_JAX_SAMPLE_MS", "10"))) / 1000.0
-    threading.Thread(target=_every, args=(sampler, seconds, stop), name="gpuscope-jax-memory", daemon=True).start()
+    reader = Reader(sampler, _interval_s())
+    reader.start()
 
     def at_exit():  # registered after jax's own: runs while its backends still live
-        stop.set()
+        reader.stop()
         if backends_started():
             sampler.sample()
         sampler.write(output_dir)
