@@ -48,7 +48,6 @@ class Sampler:
 
     def __init__(self, devices, max_samples=_MAX_SAMPLES):
         self.devices = devices  # a function returning the devices to read (jax.local_devices)
-        self.gpus = None
         self.samples = {}
         self.last = {}
         self.count = 0
@@ -60,10 +59,10 @@ class Sampler:
         if self.failed or self.count >= self.max_samples:
             return
         try:
-            if self.gpus is None:  # asked once: the devices do not change once JAX has started
-                self.gpus = [d for d in self.devices() if d.platform == "gpu"]
-            for device in self.gpus:
-                stats = device.memory_stats()
+            # Asked each time, never kept: at exit JAX ends the process with status -1 if anything still holds
+            # one of its clients (through a device) when it clears its backends.
+            for device in self.devices():
+                stats = device.memory_stats() if device.platform == "gpu" else None
                 if stats:
                     self._keep(int(device.id), [stats.get(f) for f in _FIELDS])
         except Exception as error:  # never the program's problem
