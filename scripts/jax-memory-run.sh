@@ -4,7 +4,8 @@
 #             holds (`stats --report memory_usage`), the advisor's findings;
 #   cost      plain / record / record --jax in turn, pinned to 8 cores, ROUNDS times: each program's own clock and
 #             its result lines;
-#   interval  record against record --jax with readings every 10 and 50 ms, unpinned, ROUNDS times (CASE).
+#   interval  record against record --jax with readings every 10 and 50 ms, unpinned, ROUNDS times (CASE);
+#   crash     RUNS runs plain and recorded in turn, unbuffered, with faulthandler (CASE): where a program dies.
 # Usage (on the GPU machine, the gpuscope binaries on PATH or in .gpu-carry/): OUT=dir scripts/jax-memory-run.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -71,6 +72,29 @@ interval() {
     echo "$line"
   done
   rm -f "$R/cost.gpuscope"
+}
+
+# Whether a program dies under `record` and where (seen 2026-11-28: jax_transformer_lm, 4 of 20 unpinned recorded
+# runs ended without their timing line, one with SIGSEGV): RUNS runs plain and recorded in turn, unbuffered and
+# with Python's faulthandler, the collector's debug lines on, each run's output and exit status kept.
+crash() {
+  local p=bench/corpus/${CASE:-jax_transformer_lm}/program.py log rc
+  for run in $(seq "${RUNS:-10}"); do
+    for variant in plain record; do
+      log=$R/crash-$run-$variant.log
+      if [ "$variant" = plain ]; then
+        PYTHONUNBUFFERED=1 python3 -X faulthandler $p > "$log" 2>&1
+      else
+        PYTHONUNBUFFERED=1 GPUSCOPE_DEBUG=1 gpuscope record -f -q -o "$R/crash.gpuscope" -- \
+          python3 -X faulthandler $p > "$log" 2>&1
+      fi
+      rc=$?
+      local timing
+      timing=$(grep -Eo '[0-9.]+ ms/step' "$log" || echo "no timing line; last: $(tail -1 "$log")")
+      echo "run $run $variant: exit $rc, $timing"
+    done
+  done
+  rm -f "$R/crash.gpuscope"
 }
 
 for part in ${PARTS:-cases cost}; do $part; done 2>&1 | tee -a "$R/summary.txt"
