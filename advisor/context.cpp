@@ -465,8 +465,8 @@ Context buildContext(const TraceData& trace) {
   c.collectives = analysis::collectiveOps(trace);
   findPreallocation(c);
   if (c.device != analysis::kNone) {  // what XLA said it had in use, where the JAX bridge read it
-    const analysis::AllocatorPeak xla = analysis::allocatorPeakInUse(trace, c.device);
-    c.xla_peak_in_use_bytes = xla.bytes, c.xla_samples = xla.readings;
+    const analysis::AllocatorUsage xla = analysis::allocatorUsage(trace, c.device);
+    c.xla_peak_in_use_bytes = xla.peak_bytes, c.xla_samples = xla.readings;
   }
   return c;
 }

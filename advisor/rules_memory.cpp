@@ -198,11 +198,8 @@ std::optional<Finding> memoryLeak(const Context& c) {
   if (!leak.growing || leak.samples.size() < 2) return std::nullopt;
   Finding f = startFinding(c, kRules[2]);
   const int64_t grown = leak.samples.back() - leak.samples.front();
-  const int64_t per_step = leak.growthPerStepBytes();
   const bool xla = !leak.measure.empty();  // XLA's own readings: its buffers, inside the reservation CUDA sees
-  f.title = std::string(xla ? "XLA's memory in use grows by " : "Device memory grows by ") +
-            (per_step > 0 ? formatBytes(per_step) + " per step"
-                          : formatBytes(leak.growth_per_sample_bytes) + " per " + leak.interval());
+  f.title = std::string(xla ? "XLA's memory in use grows by " : "Device memory grows by ") + leak.growthWords();
   f.summary = xla ? "What XLA's allocator has in use rises through the steps: arrays made in the loop stay alive."
                   : "Live device memory rises at every measuring point: allocations made in the loop are not freed.";
   f.evidence.push_back({(xla ? leak.measure : "live memory") + " went from " + formatBytes(leak.samples.front()) +

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "analyzer/units.h"
+
 namespace gpuscope::analysis {
 
 namespace {
@@ -137,12 +139,6 @@ class Replay {
   MemoryAnalysis out_;
 };
 
-int64_t liveAt(const std::vector<MemoryPoint>& timeline, int64_t t) {
-  auto it = std::upper_bound(timeline.begin(), timeline.end(), t,
-                             [](int64_t time, const MemoryPoint& p) { return time < p.time_ns; });
-  return it == timeline.begin() ? 0 : std::prev(it)->live_bytes;
-}
-
 void findLiveAtPeak(MemoryAnalysis& m) {
   for (DeviceMemory& d : m.devices) {
     if (d.peak_bytes > 0) d.live_at_peak = aliveAt(m, d.device, d.peak_ns);
@@ -273,6 +269,12 @@ bool readingOf(const TraceData& t, const schema::MemoryUsageRow& u, int32_t devi
 
 }  // namespace
 
+int64_t liveAt(const std::vector<MemoryPoint>& timeline, int64_t t) {
+  auto it = std::upper_bound(timeline.begin(), timeline.end(), t,
+                             [](int64_t time, const MemoryPoint& p) { return time < p.time_ns; });
+  return it == timeline.begin() ? 0 : std::prev(it)->live_bytes;
+}
+
 std::vector<MemoryPoint> allocatorInUse(const TraceData& t, int32_t device) {
   std::vector<MemoryPoint> points;
   for (const schema::MemoryUsageRow& u : t.memory_usage) {
@@ -281,14 +283,18 @@ std::vector<MemoryPoint> allocatorInUse(const TraceData& t, int32_t device) {
   return points;
 }
 
-AllocatorPeak allocatorPeakInUse(const TraceData& t, int32_t device) {
-  AllocatorPeak peak;
-  for (const schema::MemoryUsageRow& u : t.memory_usage) {
+AllocatorUsage allocatorUsage(const TraceData& t, int32_t device) {
+  AllocatorUsage usage;
+  for (const schema::MemoryUsageRow& u : t.memory_usage) {  // by time
     if (!readingOf(t, u, device)) continue;
-    peak.bytes = std::max({peak.bytes, u.in_use_bytes, u.peak_in_use_bytes.value_or(0)});
-    ++peak.readings;
+    usage.allocator = u.allocator;
+    ++usage.readings;
+    usage.peak_bytes = std::max({usage.peak_bytes, u.in_use_bytes, u.peak_in_use_bytes.value_or(0)});
+    usage.end_bytes = u.in_use_bytes;
+    usage.reserved_bytes = std::max(usage.reserved_bytes, u.reserved_bytes.value_or(0));
+    usage.limit_bytes = u.limit_bytes.value_or(0);
   }
-  return peak;
+  return usage;
 }
 
 std::vector<int32_t> aliveAt(const MemoryAnalysis& m, int32_t device, int64_t t) {
@@ -310,6 +316,12 @@ std::string LeakCheck::interval() const {
 int64_t LeakCheck::growthPerStepBytes() const {
   if (basis == "iterations") return growth_per_sample_bytes;
   return steps_per_sample > 0 ? growth_per_sample_bytes / steps_per_sample : 0;
+}
+
+std::string LeakCheck::growthWords() const {
+  const int64_t per_step = growthPerStepBytes();
+  return per_step > 0 ? formatBytes(per_step) + " per step"
+                      : formatBytes(growth_per_sample_bytes) + " per " + interval();
 }
 
 bool MemoryAnalysis::hasTensors() const {

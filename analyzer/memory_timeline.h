@@ -55,6 +55,8 @@ struct LeakCheck {
   std::string interval() const;
   // The growth per step where the samples say it (0 where they do not: points in time).
   int64_t growthPerStepBytes() const;
+  // "1.9 MiB per step", or per interval where the samples do not say a step's growth.
+  std::string growthWords() const;
 };
 
 struct MemoryAnalysis {
@@ -72,17 +74,24 @@ struct MemoryAnalysis {
 
 MemoryAnalysis analyzeMemory(const TraceData& trace, const Iterations& iterations);
 
+// The live bytes of a timeline at time t: its last point at or before t, 0 before its first.
+int64_t liveAt(const std::vector<MemoryPoint>& timeline, int64_t t);
+
 // What an allocator that hands out its own reservation (XLA's, recorded with --jax) said it had in use on a device
 // (an index into TraceData::devices), by time: inside the reservation CUDA sees, the program's own memory. Empty
 // where the trace has no such readings.
 std::vector<MemoryPoint> allocatorInUse(const TraceData& t, int32_t device);
-// The most that allocator had in use on the device, by its own account (XLA's peak_bytes_in_use counts moments
-// between two readings too), and the readings it gave; 0 and 0 without them.
-struct AllocatorPeak {
-  int64_t bytes = 0;
+// That allocator's readings on the device, summed up; all 0 (and no allocator) without them.
+struct AllocatorUsage {
+  std::string allocator;  // whose figures: "xla"
   int64_t readings = 0;
+  int64_t peak_bytes = 0;      // the most in use by its own account (XLA's peak_bytes_in_use counts moments between
+                               // two readings too)
+  int64_t end_bytes = 0;       // in use at its last reading
+  int64_t reserved_bytes = 0;  // the most it held from CUDA, where it said (XLA's pool_bytes)
+  int64_t limit_bytes = 0;     // the most it may hold, at its last reading, where it said
 };
-AllocatorPeak allocatorPeakInUse(const TraceData& t, int32_t device);
+AllocatorUsage allocatorUsage(const TraceData& t, int32_t device);
 
 // Indexes into memory.allocations of those on `device` alive at time t, largest first (at a device's peak
 // time: its live_at_peak).

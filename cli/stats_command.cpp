@@ -393,16 +393,6 @@ Report memoryPoolsReport(const std::vector<analysis::PoolUsage>& pools, const an
   return r;
 }
 
-// A session's device by the ordinal its rows name, kNone when the trace has no such device.
-int32_t deviceOf(const analysis::TraceData& trace, int64_t session, int64_t ordinal) {
-  for (size_t d = 0; d < trace.devices.size(); ++d) {
-    const schema::DeviceRow& row = trace.devices[d];
-    if (row.session_id == trace.sessions[static_cast<size_t>(session)].id && row.device_id == ordinal)
-      return static_cast<int32_t>(d);
-  }
-  return analysis::kNone;
-}
-
 Report memoryUsageReport(const analysis::TraceData& trace) {
   Report r{"memory_usage",
            "In use by allocators that hand out their own reservation (XLA's memory_stats(), recorded with --jax)",
@@ -414,20 +404,11 @@ Report memoryUsageReport(const analysis::TraceData& trace) {
             {"reserved_bytes", "Reserved", Unit::kBytes},
             {"limit_bytes", "Limit", Unit::kBytes}},
            {}};
-  std::map<std::tuple<int64_t, int64_t, std::string>, std::vector<const schema::MemoryUsageRow*>> groups;
-  for (const schema::MemoryUsageRow& u : trace.memory_usage)
-    groups[{u.session_id, u.device_id, u.allocator}].push_back(&u);
-  for (const auto& [key, rows] : groups) {
-    int64_t peak = 0, reserved = 0;
-    for (const schema::MemoryUsageRow* u : rows) {
-      peak = std::max({peak, u->in_use_bytes, u->peak_in_use_bytes.value_or(0)});
-      reserved = std::max(reserved, u->reserved_bytes.value_or(0));
-    }
-    const int32_t device = deviceOf(trace, std::get<0>(key), std::get<1>(key));
-    r.rows.push_back(
-        {device == analysis::kNone ? "device " + std::to_string(std::get<1>(key)) : trace.deviceLabel(device),
-         std::get<2>(key), static_cast<int64_t>(rows.size()), peak, rows.back()->in_use_bytes, reserved,
-         rows.back()->limit_bytes.value_or(0)});
+  for (size_t d = 0; d < trace.devices.size(); ++d) {
+    const analysis::AllocatorUsage u = analysis::allocatorUsage(trace, static_cast<int32_t>(d));
+    if (u.readings == 0) continue;
+    r.rows.push_back({trace.deviceLabel(static_cast<int32_t>(d)), u.allocator, u.readings, u.peak_bytes, u.end_bytes,
+                      u.reserved_bytes, u.limit_bytes});
   }
   return r;
 }

@@ -146,14 +146,10 @@ Result<int> runChild(const std::function<void()>& start_program) {
     addPythonBridge(options.python_dir, options.plan.empty() ? "record" : "record,apply", options.plan);
     if (!options.torch_steps.empty()) setenv("GPUSCOPE_TORCH_STEPS", options.torch_steps.c_str(), 1);
   }
-  if (options.cupy) {
-    if (!options.torch) addPythonPath(options.python_dir);
-    setenv("GPUSCOPE_CUPY", "record", 1);
-  }
-  if (options.jax) {
-    if (!options.torch && !options.cupy) addPythonPath(options.python_dir);
-    setenv("GPUSCOPE_JAX", "record", 1);
-  }
+  // The CuPy and JAX bridges need the bootstrap on the path, which the PyTorch bridge has put there already.
+  if ((options.cupy || options.jax) && !options.torch) addPythonPath(options.python_dir);
+  if (options.cupy) setenv("GPUSCOPE_CUPY", "record", 1);
+  if (options.jax) setenv("GPUSCOPE_JAX", "record", 1);
   execCommand(options.command);
   cannotRun("record", options.command.front());
 }

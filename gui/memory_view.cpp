@@ -64,6 +64,10 @@ void MemoryChart::setSeries(const analysis::CategorySeries* series, int64_t star
 
 void MemoryChart::setInUse(const std::vector<analysis::MemoryPoint>* in_use) {
   in_use_ = in_use && !in_use->empty() ? in_use : nullptr;
+  in_use_peak_ = 0;
+  if (in_use_) {
+    for (const analysis::MemoryPoint& point : *in_use_) in_use_peak_ = std::max(in_use_peak_, point.live_bytes);
+  }
   update();
 }
 
@@ -84,11 +88,8 @@ void MemoryChart::paintEvent(QPaintEvent*) {
   p.fillRect(rect(), palette().base());
   if (!series_ || series_->peak_total <= 0) return;
   const int plot = height() - kLegendHeight;
-  int64_t top = series_->peak_total, in_use_peak = 0;
-  if (in_use_) {
-    for (const analysis::MemoryPoint& point : *in_use_) in_use_peak = std::max(in_use_peak, point.live_bytes);
-    if (in_use_peak > 0 && 4 * in_use_peak < top) top = in_use_peak + in_use_peak / 4;
-  }
+  int64_t top = series_->peak_total;
+  if (in_use_peak_ > 0 && 4 * in_use_peak_ < top) top = in_use_peak_ + in_use_peak_ / 4;
   const double scale = (plot - 4) / static_cast<double>(top);
   for (int x = 0; x < width(); ++x) {
     const auto at = series_->at(timeAtX(x));
@@ -101,10 +102,10 @@ void MemoryChart::paintEvent(QPaintEvent*) {
   }
   if (in_use_) {
     p.setPen(QPen(kInUseColour, 2));
-    for (int x = 1; x < width(); ++x) {
-      const auto height_at = [&](int px) { return plot - inUseAt(timeAtX(px)) * scale; };
-      p.drawLine(QPointF(x - 1, height_at(x - 1)), QPointF(x, height_at(x)));
-    }
+    const auto height_at = [&](int px) {
+      return plot - static_cast<double>(analysis::liveAt(*in_use_, timeAtX(px))) * scale;
+    };
+    for (int x = 1; x < width(); ++x) p.drawLine(QPointF(x - 1, height_at(x - 1)), QPointF(x, height_at(x)));
   }
   auto marker = [&](int64_t t, QColor colour) {
     const double x = static_cast<double>(t - start_) / static_cast<double>(end_ - start_) * width();
@@ -125,12 +126,6 @@ void MemoryChart::paintEvent(QPaintEvent*) {
   if (in_use_)
     legend(top < series_->peak_total ? tr("XLA in use (the reservation runs off the top)") : tr("XLA in use"),
            kInUseColour);
-}
-
-double MemoryChart::inUseAt(int64_t t) const {
-  auto it = std::upper_bound(in_use_->begin(), in_use_->end(), t,
-                             [](int64_t time, const analysis::MemoryPoint& point) { return time < point.time_ns; });
-  return it == in_use_->begin() ? 0.0 : static_cast<double>(std::prev(it)->live_bytes);
 }
 
 void MemoryChart::mousePressEvent(QMouseEvent* event) { emit chosen(timeAtX(event->pos().x())); }
@@ -165,19 +160,15 @@ void MemoryView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
       top ? qs("Peak " + analysis::formatBytes(top->peak_bytes) + " on " + snapshot_->trace().deviceLabel(top->device) +
                "; CUDA's peak " + analysis::formatBytes(top->cuda_peak_bytes))
           : tr("No device memory events in this trace.");
-  const analysis::AllocatorPeak xla =
-      top ? analysis::allocatorPeakInUse(snapshot_->trace(), top->device) : analysis::AllocatorPeak{};
+  const analysis::AllocatorUsage xla =
+      top ? analysis::allocatorUsage(snapshot_->trace(), top->device) : analysis::AllocatorUsage{};
   if (xla.readings > 0) {
-    text += qs("\nXLA in use: " + analysis::formatBytes(xla.bytes) + " at its peak (" + std::to_string(xla.readings) +
-               " readings of its memory_stats(), record --jax), inside what it reserved from CUDA");
+    text +=
+        qs("\nXLA in use: " + analysis::formatBytes(xla.peak_bytes) + " at its peak (" + std::to_string(xla.readings) +
+           " readings of its memory_stats(), record --jax), inside what it reserved from CUDA");
   }
-  if (const analysis::LeakCheck& leak = snapshot_->memory.leak; leak.growing) {
-    const int64_t per_step = leak.growthPerStepBytes();
-    text += qs("  ·  Growing: " +
-               (per_step > 0 ? analysis::formatBytes(per_step) + " per step"
-                             : analysis::formatBytes(leak.growth_per_sample_bytes) + " per " + leak.interval()) +
-               " (a leak?)");
-  }
+  if (snapshot_->memory.leak.growing)
+    text += qs("  ·  Growing: " + snapshot_->memory.leak.growthWords() + " (a leak?)");
   for (const analysis::PoolUsage& pool : snapshot_->pools) {
     if (pool.slackBytes() <= 0) continue;
     text += "\nMemory pool 0x" + QString::number(static_cast<qulonglong>(pool.pool), 16) +

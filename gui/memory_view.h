@@ -55,10 +55,9 @@ class MemoryChart : public QWidget {
   void mousePressEvent(QMouseEvent* event) override;
 
  private:
-  double inUseAt(int64_t t) const;  // XLA's last reading at or before t, bytes
-
   const analysis::CategorySeries* series_ = nullptr;
   const std::vector<analysis::MemoryPoint>* in_use_ = nullptr;
+  int64_t in_use_peak_ = 0;  // the most of in_use_, bytes
   int64_t start_ = 0, end_ = 1, chosen_ = 0;
 };
 
