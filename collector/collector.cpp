@@ -1,6 +1,7 @@
 #include "collector/collector.h"
 
 #include <cuda.h>
+#include <execinfo.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -429,6 +430,10 @@ void Collector::finishFile() {
 // Termination and crash signals whose action is the default (the program did not take them) get a handler
 // that asks the writer thread for a last flush, waits at most 2 s, then lets the signal do what it would have.
 void Collector::installSignalHandlers() {
+  if (debug_) {  // backtrace() loads its unwinder on the first call: never first inside a signal handler
+    void* frame = nullptr;
+    backtrace(&frame, 1);
+  }
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
     struct sigaction current {};
     if (sigaction(sig, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
@@ -443,6 +448,7 @@ void Collector::installSignalHandlers() {
 void Collector::onSignal(int sig) {
   Collector* c = g_collector;
   if (c && c->pid_ == getpid() && !c->stopping_) {
+    if (c->debug_) printNativeStack(sig);
     c->fatal_signal_ = sig;
     sem_post(&c->signal_flush_request_);
     timespec deadline{};
@@ -453,6 +459,17 @@ void Collector::onSignal(int sig) {
   }
   signal(sig, SIG_DFL);
   raise(sig);
+}
+
+// Under GPUSCOPE_DEBUG, the faulting thread's native frames (library and offset; addr2line resolves those of
+// gpuscope's own library): a crash in a recorded program must say whose code it was in.
+void Collector::printNativeStack(int sig) {
+  char line[96];
+  const int length = std::snprintf(line, sizeof line, "gpuscope[%d]: signal %d in thread %ld; native stack:\n",
+                                   static_cast<int>(getpid()), sig, static_cast<long>(gettid()));
+  if (length > 0) (void)!write(STDERR_FILENO, line, static_cast<size_t>(length));
+  void* frames[48];
+  backtrace_symbols_fd(frames, backtrace(frames, 48), STDERR_FILENO);
 }
 
 void Collector::finalFlushForSignal() {

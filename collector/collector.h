@@ -100,6 +100,7 @@ class Collector {
 
   static void atExit();
   static void onSignal(int sig);
+  static void printNativeStack(int sig);
   void installSignalHandlers();
 
   std::unique_ptr<TraceWriter> writer_;

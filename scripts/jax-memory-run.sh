@@ -5,7 +5,7 @@
 #   cost      plain / record / record --jax in turn, pinned to 8 cores, ROUNDS times: each program's own clock and
 #             its result lines;
 #   interval  record against record --jax with readings every 10 and 50 ms, unpinned, ROUNDS times (CASE);
-#   crash     RUNS runs plain and recorded in turn, unbuffered, with faulthandler (CASE): where a program dies.
+#   crash     RUNS rounds of VARIANTS (plain, record, record:KINDS), unbuffered (CASE): where a program dies.
 # Usage (on the GPU machine, the gpuscope binaries on PATH or in .gpu-carry/): OUT=dir scripts/jax-memory-run.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -75,26 +75,32 @@ interval() {
 }
 
 # Whether a program dies under `record` and where (seen 2026-11-28: jax_transformer_lm, 4 of 20 unpinned recorded
-# runs ended without their timing line, one with SIGSEGV): RUNS runs plain and recorded in turn, unbuffered and
-# with Python's faulthandler, the collector's debug lines on, each run's output and exit status kept.
+# runs ended without their timing line, one with SIGSEGV): RUNS rounds of VARIANTS (default "plain record"; a
+# variant "record:KINDS" records only those --trace kinds, to tell which one it takes; "bare:KINDS" injects bare
+# CUPTI with those kinds instead of gpuscope, to tell CUPTI's part from the collector's), unbuffered. Plain runs
+# have Python's faulthandler; recorded ones the collector's debug lines and, at a crash, its native stack (the
+# collector installs its handler only where the program has none, so they run without faulthandler). A run that
+# dies keeps its trace (crash-RUN-VARIANT.gpuscope).
 crash() {
-  local p=bench/corpus/${CASE:-jax_transformer_lm}/program.py log rc
+  local p=bench/corpus/${CASE:-jax_transformer_lm}/program.py log rc timing trace kinds
   for run in $(seq "${RUNS:-10}"); do
-    for variant in plain record; do
-      log=$R/crash-$run-$variant.log
+    for variant in ${VARIANTS:-plain record}; do
+      log=$R/crash-$run-${variant/:/-}.log trace=$R/crash-$run-${variant/:/-}.gpuscope
       if [ "$variant" = plain ]; then
         PYTHONUNBUFFERED=1 python3 -X faulthandler $p > "$log" 2>&1
+      elif [ "${variant%%:*}" = bare ]; then  # CUPTI alone: tests/bench/bare_cupti_injection.cpp, built as $BARE_CUPTI
+        PYTHONUNBUFFERED=1 CUDA_INJECTION64_PATH=${BARE_CUPTI:?} BARE_CUPTI_KINDS=${variant#bare:} \
+          NVTX_INJECTION64_PATH=${NVTX_CUPTI:-/usr/local/cuda/lib64/libcupti.so} python3 -X faulthandler $p > "$log" 2>&1
       else
-        PYTHONUNBUFFERED=1 GPUSCOPE_DEBUG=1 gpuscope record -f -q -o "$R/crash.gpuscope" -- \
-          python3 -X faulthandler $p > "$log" 2>&1
+        kinds=(); [ "$variant" != "${variant#record:}" ] && kinds=(--trace "${variant#record:}")
+        PYTHONUNBUFFERED=1 GPUSCOPE_DEBUG=1 gpuscope record "${kinds[@]}" -f -q -o "$trace" -- python3 $p > "$log" 2>&1
       fi
       rc=$?
-      local timing
       timing=$(grep -Eo '[0-9.]+ ms/step' "$log" || echo "no timing line; last: $(tail -1 "$log")")
       echo "run $run $variant: exit $rc, $timing"
+      [ "$rc" = 0 ] && rm -f "$trace"
     done
   done
-  rm -f "$R/crash.gpuscope"
 }
 
 for part in ${PARTS:-cases cost}; do $part; done 2>&1 | tee -a "$R/summary.txt"

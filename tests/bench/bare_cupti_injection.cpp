@@ -3,6 +3,8 @@
 // cost, the floor under any collector's (tests/bench/overhead.sh, section launch_cost).
 // BARE_CUPTI_KINDS: a comma list of (default: kernel)
 //   kernel, memcpy, memset, memory, sync, overhead   those activity kinds
+//   driver                   every driver API call as an activity record
+//   nvtx                     NVTX ranges and marks (with NVTX_INJECTION64_PATH set to CUPTI's library)
 //   latency                  CUPTI's queued/submitted timestamps of kernels
 //   flush100                 a thread that asks CUPTI for its records every 100 ms
 //   runtime                  every runtime API call as an activity record
@@ -107,6 +109,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   if (wants(kinds, "callback-launch")) launchCallbacks();
   if (wants(kinds, "memcpy")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
   if (wants(kinds, "memory")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
+  if (wants(kinds, "driver")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+  if (wants(kinds, "nvtx")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
   std::atexit(atExit);
   return 1;
 }

@@ -386,6 +386,18 @@ TEST_F(RecordSample, FaultEndingsKeepTheExitStatusAndTheTrace) {
   }
 }
 
+// Under GPUSCOPE_DEBUG a crash says whose code it was in: the faulting thread's native frames, the program's
+// own among them, before the signal acts as it would have.
+TEST_F(RecordSample, DebugCrashPrintsTheNativeStack) {
+  const RecordRun quiet = recordFault(dir_, "segv", dir_.path("segv-quiet.gpuscope"));
+  EXPECT_EQ(quiet.err.find("native stack:"), std::string::npos) << "printed without GPUSCOPE_DEBUG:\n" << quiet.err;
+  const RecordRun run = runRecord(dir_, "-q", dir_.path("segv-debug.gpuscope"),
+                                  "env GPUSCOPE_DEBUG=1 " + testing::binDir() + "/sample_faults segv");
+  EXPECT_EQ(run.status, 128 + SIGSEGV) << run.err;
+  EXPECT_NE(run.err.find("native stack:"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("sample_faults("), std::string::npos) << run.err;
+}
+
 // Runs that end well under stress are recorded whole: the program's self-check passes, and the trace holds
 // what it did.
 TEST_F(RecordSample, FaultStressRunsAreRecordedWhole) {
