@@ -19,9 +19,11 @@ constexpr OptionSpec kOptions[] = {
      "what to record, comma-separated: cuda (GPU work), api (CUDA calls), nvtx, memory (default: those four); "
      "sync adds CUPTI's synchronisation records (which stream or event was waited on), at a cost of about 2 us "
      "per CUDA runtime call"},
-    {"delay", 0, "SECONDS", "keep only events from SECONDS after the program starts"},
-    {"duration", 0, "SECONDS", "keep only events for SECONDS (after --delay)"},
-    {"capture-range", 0, "NAME", "keep only events inside NVTX ranges named NAME"},
+    {"delay", 0, "SECONDS", "record only from SECONDS after the program starts"},
+    {"duration", 0, "SECONDS", "record only for SECONDS (after --delay)"},
+    {"capture-range", 0, "NAME",
+     "record only inside NVTX ranges named NAME, on any thread; cudaProfilerApi: between cudaProfilerStart and "
+     "cudaProfilerStop"},
     {"torch", 0, "",
      "PyTorch programs: NVTX ranges for every module's forward and backward and the optimizer step, and the "
      "caching allocator's events, with no change to the script"},
@@ -140,8 +142,8 @@ const Command& recordCommand() {
       "NVTX_INJECTION64_PATH) and writes one trace for the run: kernels, copies, memsets, API calls,\n"
       "synchronisation, allocations and NVTX ranges of every process that uses CUDA. Signals sent to gpuscope\n"
       "are passed to the program; gpuscope exits with the program's status. --delay, --duration and\n"
-      "--capture-range narrow what the trace keeps (the collector records throughout, so they do not lower\n"
-      "its overhead). --torch adds, for PyTorch programs, each module's forward and backward and each\n"
+      "--capture-range switch recording on and off (outside, CUPTI records only NVTX, so the program runs at\n"
+      "its own speed there). --torch adds, for PyTorch programs, each module's forward and backward and each\n"
       "optimizer step as NVTX ranges (\"GPT2LMHeadModel.transformer.h.0.attn (forward)\") and the caching\n"
       "allocator's tensor-level events with the roles of parameters, gradients and optimizer state. Only the\n"
       "first --torch-steps steps (default 5) get module ranges; the hooks are then removed, and the advisor\n"

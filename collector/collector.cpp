@@ -2,7 +2,9 @@
 
 #include <cuda.h>
 #include <execinfo.h>
+#include <generated_nvtx_meta.h>
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -49,14 +51,28 @@ bool envFlag(const char* name) {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-// CUPTI's own warnings and fatal errors (after a fatal one CUPTI finalises itself and recording ends).
-// Called on any thread: the notice is queued and the writer thread puts it into the data-quality table.
-void CUPTIAPI stateCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (domain != CUPTI_CB_DOMAIN_STATE || !data) return;
-  const auto* state = static_cast<const CUpti_StateData*>(data);
-  const char* text = state->notification.message;
-  static_cast<StateNotices*>(userdata)->push(cbid == CUPTI_CBID_STATE_FATAL_ERROR, text ? text : "(no message)",
-                                             state->notification.result);
+// "from,to" (GPUSCOPE_CAPTURE_WINDOW_NS): the capture window in CUPTI's clock.
+std::pair<int64_t, int64_t> captureWindow() {
+  const char* text = std::getenv("GPUSCOPE_CAPTURE_WINDOW_NS");
+  if (!text || !*text) return {0, 0};
+  char* end = nullptr;
+  const long long from = std::strtoll(text, &end, 10);
+  const long long to = end && *end == ',' ? std::strtoll(end + 1, nullptr, 10) : 0;
+  return {from, to};
+}
+
+// An NVTX event's message where it is text: ASCII, or a string the program registered (by its handle).
+std::string_view nvtxMessage(const nvtxEventAttributes_t* attributes,
+                             const std::unordered_map<uint64_t, std::string>& registered) {
+  if (!attributes) return {};
+  if (attributes->messageType == NVTX_MESSAGE_TYPE_ASCII && attributes->message.ascii) {
+    return attributes->message.ascii;
+  }
+  if (attributes->messageType == NVTX_MESSAGE_TYPE_REGISTERED) {
+    const auto it = registered.find(reinterpret_cast<uint64_t>(attributes->message.registered));
+    if (it != registered.end()) return it->second;
+  }
+  return {};
 }
 
 }  // namespace
@@ -78,6 +94,8 @@ CollectorOptions CollectorOptions::fromEnvironment() {
   }
   if (std::getenv("GPUSCOPE_LATENCY_TIMESTAMPS")) o.latency_timestamps = envFlag("GPUSCOPE_LATENCY_TIMESTAMPS");
   o.all_api_calls = envFlag("GPUSCOPE_ALL_API_CALLS");
+  if (const char* range = std::getenv("GPUSCOPE_CAPTURE_RANGE"); range && *range) o.capture_range = range;
+  std::tie(o.capture_from_ns, o.capture_to_ns) = captureWindow();
   return o;
 }
 
@@ -137,8 +155,9 @@ bool Collector::claimCupti() {
   char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};
   CUpti_SubscriberParams params{CUpti_SubscriberParams_STRUCT_SIZE, "gpuscope", holder, sizeof holder};
   const CUptiResult result =
-      cuptiSubscribe_v2(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(stateCallback), &state_notices_, &params);
+      cuptiSubscribe_v2(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(callback), this, &params);
   if (result == CUPTI_SUCCESS) {
+    subscriber_ = subscriber;
     cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_STATE);
     return true;
   }
@@ -170,6 +189,9 @@ bool Collector::enableActivities(const CollectorOptions& options) {
   }
   std::vector<std::pair<CUpti_ActivityKind, const char*>> kinds = {{CUPTI_ACTIVITY_KIND_DEVICE, "device"},
                                                                    {CUPTI_ACTIVITY_KIND_CONTEXT, "context"}};
+  // NVTX's records cost little and say where the capture ranges were: never gated.
+  if (options.trace_nvtx) kinds.push_back({CUPTI_ACTIVITY_KIND_MARKER, "NVTX"});
+  const size_t always = kinds.size();
   if (options.trace_cuda) {
     kinds.insert(kinds.end(), {{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels"},
                                {CUPTI_ACTIVITY_KIND_MEMCPY, "copies"},
@@ -181,12 +203,18 @@ bool Collector::enableActivities(const CollectorOptions& options) {
   // H100 (docs/benchmarks.md); the synchronize calls among the API records give the analyzer the same moments.
   if (options.trace_sync) kinds.push_back({CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronisation"});
   if (options.trace_api) kinds.push_back({CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API"});
-  if (options.trace_nvtx) kinds.push_back({CUPTI_ACTIVITY_KIND_MARKER, "NVTX"});
+  if (options.trace_api && options.all_api_calls) kinds.push_back({CUPTI_ACTIVITY_KIND_DRIVER, "driver API"});
   if (options.trace_memory) {
     kinds.insert(kinds.end(),
                  {{CUPTI_ACTIVITY_KIND_MEMORY2, "memory"}, {CUPTI_ACTIVITY_KIND_MEMORY_POOL, "memory pools"}});
   }
-  for (const auto& [kind, what] : kinds) {
+  gate_ = std::make_unique<CaptureGate>(options.capture_range, options.capture_from_ns, options.capture_to_ns);
+  if (gate_->configured()) gate_->tick(cuptiNow());
+  const bool record_now = !gate_->configured() || gate_->open();
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    const auto [kind, what] = kinds[i];
+    if (i >= always && gate_->configured()) gated_kinds_.push_back(kind);
+    if (i >= always && !record_now) continue;
     if (CUptiResult r = cuptiActivityEnable(kind); r != CUPTI_SUCCESS) {
       note(schema::Severity::kWarning, "activity_unavailable", 1,
            std::string("CUPTI could not record ") + what + ": " + cuptiError(r));
@@ -194,33 +222,165 @@ bool Collector::enableActivities(const CollectorOptions& options) {
   }
   // The GPUs' NVLink topology, for what collectives could reach; a machine without NVLink has none to give.
   if (options.trace_cuda) cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_NVLINK);
-  if (options.trace_api && !options.all_api_calls) selectApiCalls();
-  if (options.trace_api && options.all_api_calls) {
-    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+  select_api_calls_ = options.trace_api && !options.all_api_calls;
+  if (select_api_calls_) {
+    if (record_now) selectApiCalls(true);
+    note(schema::Severity::kInfo, "api_calls_selected", 1,
+         "not recorded: the runtime queries " + std::string(skippedRuntimeApis()) +
+             ", and driver calls other than launches, copies, sets, allocations, synchronisation, module loads "
+             "and graphs (GPUSCOPE_ALL_API_CALLS=1 records every call)");
   }
+  if (gate_->configured()) watchCaptureEdges();
   return true;
 }
 
-// After CUPTI_ACTIVITY_KIND_RUNTIME is on (it would override these settings otherwise).
-void Collector::selectApiCalls() {
-  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
-    const char* name = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS && name &&
-        !recordRuntimeApi(name)) {
-      cuptiActivityEnableRuntimeApi(cbid, 0);
+// After CUPTI_ACTIVITY_KIND_RUNTIME is on (it would override these settings otherwise); off: the driver calls
+// chosen here are switched off again (the runtime's go with its kind). The calls are looked up by name once:
+// the capture gate switches them at every edge of its ranges.
+void Collector::selectApiCalls(bool on) {
+  if (!api_calls_looked_up_) {
+    for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS && name &&
+          !recordRuntimeApi(name)) {
+        runtime_skipped_.push_back(cbid);
+      }
+    }
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name &&
+          recordDriverApi(name)) {
+        driver_chosen_.push_back(cbid);
+      }
+    }
+    api_calls_looked_up_ = true;
+  }
+  if (on) {
+    for (uint32_t cbid : runtime_skipped_) cuptiActivityEnableRuntimeApi(cbid, 0);
+  }
+  for (uint32_t cbid : driver_chosen_) cuptiActivityEnableDriverApi(cbid, on ? 1 : 0);
+}
+
+// ---- the capture gate ----------------------------------------------------------------------------------
+
+void Collector::setRecording(bool on) {
+  std::lock_guard lock(gate_switch_);
+  for (CUpti_ActivityKind kind : gated_kinds_) on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+  if (select_api_calls_) selectApiCalls(on);
+  if (debug_) std::fprintf(stderr, "gpuscope[%d]: recording %s\n", getpid(), on ? "on" : "off");
+}
+
+void Collector::watchCaptureEdges() {
+  if (gate_->watchesNvtx()) {
+    for (CUpti_CallbackId cbid :
+         {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx, CUPTI_CBID_NVTX_nvtxRangePop,
+          CUPTI_CBID_NVTX_nvtxRangeStartA, CUPTI_CBID_NVTX_nvtxRangeStartEx, CUPTI_CBID_NVTX_nvtxRangeEnd,
+          CUPTI_CBID_NVTX_nvtxDomainRangePushEx, CUPTI_CBID_NVTX_nvtxDomainRangePop,
+          CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, CUPTI_CBID_NVTX_nvtxDomainRangeEnd,
+          CUPTI_CBID_NVTX_nvtxDomainRegisterStringA}) {
+      cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, cbid);
     }
   }
-  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
-    const char* name = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name &&
-        recordDriverApi(name)) {
-      cuptiActivityEnableDriverApi(cbid, 1);
-    }
+  if (gate_->watchesProfilerApi()) {
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
   }
-  note(schema::Severity::kInfo, "api_calls_selected", 1,
-       "not recorded: the runtime queries " + std::string(skippedRuntimeApis()) +
-           ", and driver calls other than launches, copies, sets, allocations, synchronisation, module loads "
-           "and graphs (GPUSCOPE_ALL_API_CALLS=1 records every call)");
+}
+
+namespace {
+
+// One push/pop stack of NVTX ranges: a thread's, in one domain (the default domain's handle is null).
+int64_t nvtxStack(const void* domain) {
+  return static_cast<int64_t>(syscall(SYS_gettid)) * 1000003 ^ static_cast<int64_t>(reinterpret_cast<intptr_t>(domain));
+}
+
+uint64_t returnedRangeId(const CUpti_NvtxData* call) {
+  return call->functionReturnValue ? *static_cast<const nvtxRangeId_t*>(call->functionReturnValue) : 0;
+}
+
+}  // namespace
+
+// NVTX's calls as the gate needs them; whether the gate changed. A range started with no id to end it by (no
+// return value given) is not watched.
+bool Collector::onNvtxCall(CUpti_CallbackId cbid, const CUpti_NvtxData* call) {
+  const void* p = call->functionParams;
+  if (!p) return false;
+  std::lock_guard lock(strings_mutex_);
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA: {
+      const char* message = static_cast<const nvtxRangePushA_params*>(p)->message;
+      return gate_->push(nvtxStack(nullptr), message ? message : "");
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+      return gate_->push(nvtxStack(nullptr),
+                         nvtxMessage(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib, registered_strings_));
+    case CUPTI_CBID_NVTX_nvtxRangePop: return gate_->pop(nvtxStack(nullptr));
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      const auto* params = static_cast<const nvtxDomainRangePushEx_params*>(p);
+      return gate_->push(nvtxStack(params->domain), nvtxMessage(params->core.eventAttrib, registered_strings_));
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+      return gate_->pop(nvtxStack(static_cast<const nvtxDomainRangePop_params*>(p)->domain));
+    case CUPTI_CBID_NVTX_nvtxRangeStartA: {
+      const char* message = static_cast<const nvtxRangeStartA_params*>(p)->message;
+      return returnedRangeId(call) && gate_->start(returnedRangeId(call), message ? message : "");
+    }
+    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+      return returnedRangeId(call) &&
+             gate_->start(
+                 returnedRangeId(call),
+                 nvtxMessage(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib, registered_strings_));
+    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx:
+      return returnedRangeId(call) &&
+             gate_->start(returnedRangeId(call),
+                          nvtxMessage(static_cast<const nvtxDomainRangeStartEx_params*>(p)->core.eventAttrib,
+                                      registered_strings_));
+    case CUPTI_CBID_NVTX_nvtxRangeEnd: return gate_->end(static_cast<const nvtxRangeEnd_params*>(p)->id);
+    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
+      return gate_->end(static_cast<const nvtxDomainRangeEnd_params*>(p)->core.id);
+    case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA: {
+      const char* text = static_cast<const nvtxDomainRegisterStringA_params*>(p)->string;
+      if (text && call->functionReturnValue) {
+        const auto handle = *static_cast<const nvtxStringHandle_t*>(call->functionReturnValue);
+        registered_strings_[reinterpret_cast<uint64_t>(handle)] = text;
+      }
+      return false;
+    }
+    default: return false;
+  }
+}
+
+// CUPTI's own warnings and fatal errors (after a fatal one CUPTI finalises itself and recording ends), queued
+// for the writer thread; and the calls that open and close the capture gate. Any thread.
+void CUPTIAPI Collector::callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                  const void* data) {
+  auto* c = static_cast<Collector*>(userdata);
+  if (!data) return;
+  if (domain == CUPTI_CB_DOMAIN_STATE) {
+    const auto* state = static_cast<const CUpti_StateData*>(data);
+    const char* text = state->notification.message;
+    c->state_notices_.push(cbid == CUPTI_CBID_STATE_FATAL_ERROR, text ? text : "(no message)",
+                           state->notification.result);
+    return;
+  }
+  if (c->gate_) c->onCaptureCallback(domain, cbid, data);
+}
+
+void Collector::onCaptureCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  bool changed = false;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    const auto* call = static_cast<const CUpti_CallbackData*>(data);
+    const bool start = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
+                                                             : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
+    // On as the start returns, off as the stop is entered: the calls in between are the range's.
+    if (start && call->callbackSite == CUPTI_API_EXIT) changed = gate_->profilerStart();
+    if (!start && call->callbackSite == CUPTI_API_ENTER) changed = gate_->profilerStop();
+  } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    changed = onNvtxCall(cbid, static_cast<const CUpti_NvtxData*>(data));
+  }
+  if (changed) setRecording(gate_->open());
 }
 
 void Collector::bufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -273,6 +433,7 @@ void Collector::writerLoop() {
     processCompleted(50);
     buffers_.keepSpares();
     if (sem_trywait(&signal_flush_request_) == 0) finalFlushForSignal();
+    if (gate_->configured() && gate_->tick(cuptiNow())) setRecording(gate_->open());  // the window's edges
     const auto now = Clock::now();
     if (flush_interval_.count() > 0 && now - last_flush >= flush_interval_) {
       cuptiActivityFlushAll(0);  // hands over buffers holding completed records; never under our lock
@@ -408,6 +569,7 @@ void Collector::finishFile() {
     note(schema::Severity::kWarning, "dropped_collectives", lost,
          std::to_string(lost) + " NCCL operations were not recorded: the writer fell behind");
   }
+  noteCaptureGate();
   Status status = converter_->closeOpenRanges(end);
   if (status) status = writer_->append(sampleClocks(kSessionId, end));
   if (dropped_records_ > 0) {
@@ -425,6 +587,23 @@ void Collector::finishFile() {
   if (status) status = writer_->updateSessionEnd(kSessionId, end);
   if (status) status = writer_->finish();
   if (!status) fail(status);
+}
+
+// What the capture gate let through: how often recording was switched on, or that it never was.
+void Collector::noteCaptureGate() {
+  if (!gate_ || !gate_->configured()) return;
+  const CaptureGate& g = *gate_;
+  const std::string what = g.watchesProfilerApi() ? "between cudaProfilerStart and cudaProfilerStop"
+                           : g.watchesNvtx()      ? "inside NVTX ranges named '" + g.range() + "'"
+                                                  : "inside the --delay/--duration window";
+  if (g.timesOpened() == 0 && g.watchesNvtx() + g.watchesProfilerApi() > 0) {
+    note(schema::Severity::kWarning, "capture_never_opened", 1,
+         "recording was never switched on: no CUDA work ran " + what);
+    return;
+  }
+  note(schema::Severity::kInfo, "capture_gate", g.timesOpened(),
+       "kernels, copies, API calls and allocations were recorded only " + what + " (switched on " +
+           std::to_string(g.timesOpened()) + " times); outside, CUPTI recorded nothing but NVTX");
 }
 
 // Termination and crash signals whose action is the default (the program did not take them) get a handler

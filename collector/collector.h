@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "collector/activity_buffers.h"
+#include "collector/capture_gate.h"
 #include "collector/record_converter.h"
 #include "collector/session_info.h"
 #include "formats/trace_writer.h"
@@ -42,6 +43,10 @@ struct CollectorOptions {
   int64_t flush_interval_ms = 1000;
   int64_t device_buffer_mb = 0;  // CUPTI's per-context device buffer; 0 keeps CUPTI's default
   bool debug = false;            // GPUSCOPE_DEBUG: say on stderr what the collector does
+  // GPUSCOPE_CAPTURE_RANGE and GPUSCOPE_CAPTURE_WINDOW_NS ("from,to" in CUPTI's clock, to 0: no end), set by
+  // the launcher for --capture-range, --delay and --duration: when the costly record kinds are on.
+  std::string capture_range;
+  int64_t capture_from_ns = 0, capture_to_ns = 0;
 
   static CollectorOptions fromEnvironment();
 };
@@ -84,7 +89,12 @@ class Collector {
   explicit Collector(std::unique_ptr<TraceWriter> writer);
   bool claimCupti();
   bool enableActivities(const CollectorOptions& options);
-  void selectApiCalls();
+  void selectApiCalls(bool on);
+  void setRecording(bool on);  // the gated record kinds, switched at the capture gate's edges
+  void watchCaptureEdges();    // the NVTX and profiler API callbacks the gate needs
+  void onCaptureCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
+  bool onNvtxCall(CUpti_CallbackId cbid, const CUpti_NvtxData* call);
+  static void CUPTIAPI callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
   void writerLoop();
   void processCompleted(int wait_ms);
   void processBuffer(const CompletedBuffer& buffer);
@@ -97,6 +107,7 @@ class Collector {
   void fail(const Status& status);
   void note(schema::Severity severity, const std::string& code, int64_t count, const std::string& message);
   void recordStateNotices();
+  void noteCaptureGate();
 
   static void atExit();
   static void onSignal(int sig);
@@ -107,6 +118,15 @@ class Collector {
   std::unique_ptr<RecordConverter> converter_;
   ActivityBuffers buffers_;
   StateNotices state_notices_;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+  std::unique_ptr<CaptureGate> gate_;
+  std::vector<CUpti_ActivityKind> gated_kinds_;  // on only while the gate is open
+  bool select_api_calls_ = false;                // re-applied each time the runtime kind is switched on
+  bool api_calls_looked_up_ = false;
+  std::vector<uint32_t> runtime_skipped_, driver_chosen_;  // the runtime calls left out, the driver calls kept
+  std::mutex gate_switch_;                                 // one switch of the kinds at a time
+  std::mutex strings_mutex_;                               // the NVTX calls' bookkeeping, on the program's threads
+  std::unordered_map<uint64_t, std::string> registered_strings_;  // NVTX's registered strings, by handle
   std::thread writer_thread_;
   std::unordered_set<int64_t> named_threads_;
   std::unordered_map<std::string, std::string> environment_written_;

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "collector/capture_gate.h"
 #include "formats/trace_merge.h"
 
 namespace gpuscope::collector {
@@ -134,7 +135,18 @@ Result<int> runChild(const std::function<void()>& start_program) {
   return status;
 }
 
-[[noreturn]] void execProgram(const RecordOptions& options, const std::string& collector, const std::string& parts) {
+// The collector's capture gate (collector/capture_gate.h): the range, and the window in CUPTI's clock.
+void setCaptureEnvironment(const RecordOptions& options, int64_t start_ns) {
+  if (!options.capture_range.empty()) setenv("GPUSCOPE_CAPTURE_RANGE", options.capture_range.c_str(), 1);
+  if (options.delay_s <= 0 && options.duration_s <= 0) return;
+  const int64_t from = start_ns + static_cast<int64_t>(options.delay_s * 1e9);
+  const int64_t to = options.duration_s > 0 ? from + static_cast<int64_t>(options.duration_s * 1e9) : 0;
+  setenv("GPUSCOPE_CAPTURE_WINDOW_NS", (std::to_string(from) + "," + std::to_string(to)).c_str(), 1);
+}
+
+[[noreturn]] void execProgram(const RecordOptions& options, const std::string& collector, const std::string& parts,
+                              int64_t start_ns) {
+  setCaptureEnvironment(options, start_ns);
   setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
   setenv("NVTX_INJECTION64_PATH", collector.c_str(), 1);
   setenv("GPUSCOPE_OUTPUT_DIR", parts.c_str(), 1);
@@ -189,7 +201,7 @@ Result<MergeOptions> windowsFor(const RecordOptions& options, const std::vector<
     merge.window_note = "only events from " + secondsText(options.delay_s) + " after the start" +
                         (options.duration_s > 0 ? " for " + secondsText(options.duration_s) : "") + " were kept";
   }
-  if (options.capture_range.empty()) return merge;
+  if (options.capture_range.empty() || options.capture_range == CaptureGate::kProfilerApi) return merge;
   Result<std::vector<TimeWindow>> ranges = nvtxRangeWindows(parts, options.capture_range);
   if (!ranges) return ranges.status();
   merge.windows.clear();
@@ -331,7 +343,7 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
   if (!parts) return parts.status();
 
   const int64_t start_ns = realtimeNs();
-  Result<int> status = runChild([&] { execProgram(run, run.collector_path, *parts); });
+  Result<int> status = runChild([&] { execProgram(run, run.collector_path, *parts, start_ns); });
   if (!status) return status.status();
   RecordOutcome outcome;
   outcome.wait_status = *status;

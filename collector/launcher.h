@@ -16,8 +16,10 @@ struct RecordOptions {
   bool overwrite = false;
   std::string trace = "cuda,api,nvtx,memory";
   std::string collector_path;  // libgpuscope_collector.so; empty: found next to the running gpuscope
-  // Keep only events from delay_s after the start, for duration_s, and/or inside NVTX ranges named
-  // capture_range. The collector records throughout; events outside are left out when the traces merge.
+  // Record only from delay_s after the start, for duration_s, and/or inside NVTX ranges named capture_range
+  // (or between cudaProfilerStart and cudaProfilerStop: capture_range "cudaProfilerApi"). The collector
+  // switches CUPTI's record kinds on and off at those edges (collector/capture_gate.h); what spills past
+  // them is left out when the traces merge.
   double delay_s = 0;
   double duration_s = 0;  // 0: to the end
   std::string capture_range;

@@ -18,6 +18,12 @@
 #  launch_cost   host time per kernel launch (C++) and the launch-bound PyTorch loop: plain, under bare CUPTI
 #                (tests/bench/bare_cupti_injection.cpp: CUPTI's own cost, the floor under any collector) and
 #                under gpuscope, alternating (LAUNCH_COST_ROUNDS, default 7)
+#  capture       what --capture-range costs outside and inside its ranges: the launch-bound PyTorch loop (each
+#                step in an NVTX range "step") plain, recorded whole, recorded with --capture-range step
+#                (inside), with --capture-range of a name the program never uses (outside) and under bare CUPTI,
+#                alternating (CAPTURE_ROUNDS, default 5); the C++ launch loop with every other batch in a
+#                cudaProfilerStart/Stop range, plain, recorded whole, with --capture-range cudaProfilerApi and
+#                under bare CUPTI (CAPTURE_CXX_ROUNDS, default 3); then what each kind of range let into the trace
 # Usage: overhead.sh CARRY_DIR OUT_DIR [SECTION...]   (default: every section)
 set -u
 carry=$1
@@ -197,6 +203,57 @@ section_launch_cost() {
     done
     "$gpuscope" record -q -f -o "$work/lc.gpuscope" -- "$carry/bin/launch_cost" 2>&1 | sed "s/^/c++ gpuscope $round: /"
   done | tee -a "$results"
+}
+
+section_capture() {
+  echo "== capture ranges (median step ms of the PyTorch launch loop: 1000 x (mul, add) a step, 50 steps)"
+  local bare="$carry/lib/libbare_cupti_injection.so" round run
+  local bare_kinds=${CAPTURE_BARE:-kernel,memcpy,memset,overhead,memory,runtime}
+  # CAPTURE_CPUS (a taskset list): every run on those cores, so that the programs' host work does not contend
+  local pin=(); [ -n "${CAPTURE_CPUS:-}" ] && pin=(taskset -c "$CAPTURE_CPUS")
+  run() { timeout 300 "${pin[@]}" "$@" python3 $bench launch --steps 50 2>&1 | grep -E "median_step"; }
+  for round in $(seq "${CAPTURE_ROUNDS:-5}"); do
+    run env | sed "s/^/plain $round: /"
+    run "$gpuscope" record -q -f -o "$work/whole.gpuscope" -- | sed "s/^/record $round: /"
+    run "$gpuscope" record -q -f --capture-range step -o "$work/inside.gpuscope" -- | sed "s/^/inside $round: /"
+    run "$gpuscope" record -q -f --capture-range never-pushed -o "$work/outside.gpuscope" -- |
+      sed "s/^/outside $round: /"
+    run env CUDA_INJECTION64_PATH=$bare BARE_CUPTI_KINDS=$bare_kinds | sed "s/^/cupti:$bare_kinds $round: /"
+  done | tee -a "$results"
+  # The C++ launch loop (host us per launch), every other batch between cudaProfilerStart and Stop: plain,
+  # recorded whole, recorded with --capture-range cudaProfilerApi (inside and outside in one process), bare
+  # CUPTI with the records gpuscope keeps of this loop (kernels, and launches among the runtime calls).
+  for round in $(seq "${CAPTURE_CXX_ROUNDS:-3}"); do
+    LAUNCH_COST_RANGES=1 "${pin[@]}" "$carry/bin/launch_cost" | sed "s/^/c++ plain $round: /"
+    "$gpuscope" record -q -f -o "$work/lc.gpuscope" -- "${pin[@]}" "$carry/bin/launch_cost" 2>&1 |
+      sed "s/^/c++ record $round: /"
+    LAUNCH_COST_RANGES=1 "$gpuscope" record -q -f --capture-range cudaProfilerApi -o "$work/lc.gpuscope" -- \
+      "${pin[@]}" "$carry/bin/launch_cost" 2>&1 | sed "s/^/c++ ranges $round: /"
+    CUDA_INJECTION64_PATH=$bare BARE_CUPTI_KINDS=kernel,memcpy,memset,overhead,memory,runtime-launch \
+      "${pin[@]}" "$carry/bin/launch_cost" 2>&1 | grep launch_us | sed "s/^/c++ cupti $round: /"
+  done | tee -a "$results"
+  echo "c++ ranges: $(count "$work/lc.gpuscope" "SELECT count(*) FROM kernel") kernels recorded" | tee -a "$results"
+  {
+    echo "kernels recorded whole: $(count "$work/whole.gpuscope" "SELECT count(*) FROM kernel")," \
+      "inside 'step': $(count "$work/inside.gpuscope" "SELECT count(*) FROM kernel")"
+    # cudaProfilerStart/Stop around 300 adds, 100 multiplications before and after: only the adds recorded.
+    "$gpuscope" record -q -f --capture-range cudaProfilerApi -o "$work/api.gpuscope" -- python3 -c "
+import torch
+x = torch.ones(1024, device='cuda')
+def muls():
+    for _ in range(100): x.mul_(1.0)
+    torch.cuda.synchronize()
+muls()
+torch.cuda.profiler.start()
+for _ in range(300): x.add_(1.0)
+torch.cuda.synchronize()
+torch.cuda.profiler.stop()
+muls()"
+    local muls="SELECT count(*) FROM kernel_view WHERE name_text LIKE '%mul%'"
+    echo "cudaProfilerApi: $(count "$work/api.gpuscope" "SELECT count(*) FROM kernel") kernels," \
+      "$(count "$work/api.gpuscope" "$muls") of them multiplications"
+    "$gpuscope" info "$work/api.gpuscope" | grep -A4 "data quality"
+  } 2>&1 | tee -a "$results"
 }
 
 for section in $sections; do

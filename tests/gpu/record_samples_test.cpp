@@ -155,6 +155,8 @@ TEST_F(RecordSample, CaptureRangeKeepsOnlyWorkInsideTheRanges) {
   EXPECT_EQ(query(r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'forward'"), 20);
   EXPECT_EQ(query(r, "SELECT count(*) FROM kernel_view WHERE name_text LIKE 'layer_forward%'"), 80);
   EXPECT_EQ(query(r, "SELECT count(*) FROM kernel_view WHERE name_text LIKE 'adam%'"), 0);
+  // The collector switched recording on at each of the 20 ranges, not only cut the trace at the merge.
+  EXPECT_EQ(query(r, "SELECT count FROM data_quality WHERE code = 'capture_gate'"), 20);
 }
 
 TEST_F(RecordSample, EveryCudaProcessOfTheProgramIsRecordedAndMerged) {
