@@ -138,6 +138,17 @@ void measureUsage(const MemoryAnalysis& memory, int32_t device, MemoryCategories
   }
 }
 
+// Without phases or tensor roles only an allocation's lifetime tells what it is, and what stays from set-up is
+// taken for weights; but one allocation of half the GPU's memory or more is an allocator's reservation that it
+// hands out itself (XLA's preallocation, 75 % of the GPU by default), not the program's parameters.
+constexpr double kReservationShare = 0.5;
+
+bool allocatorReservation(const TraceData& t, const Allocation& a) {
+  if (a.tensor || a.device < 0 || static_cast<size_t>(a.device) >= t.devices.size()) return false;
+  const int64_t gpu = t.devices[static_cast<size_t>(a.device)].global_memory_bytes;
+  return gpu > 0 && static_cast<double>(a.bytes) >= kReservationShare * static_cast<double>(gpu);
+}
+
 }  // namespace
 
 MemoryCategories categorizeMemory(const TraceData& trace, const Iterations& iterations, const MemoryAnalysis& memory) {
@@ -147,8 +158,12 @@ MemoryCategories categorizeMemory(const TraceData& trace, const Iterations& iter
   c.phases_found = phases.phasesFound();
   const std::vector<std::optional<MemoryCategory>> named = namedCategories(trace, memory);
   c.roles_found = std::any_of(named.begin(), named.end(), [](const auto& n) { return n.has_value(); });
+  const bool by_lifetime = !c.phases_found && !c.roles_found;
   for (size_t i = 0; i < memory.allocations.size(); ++i) {
-    c.of_allocation.push_back(named[i] ? *named[i] : categoryOf(memory.allocations[i], phases));
+    const Allocation& a = memory.allocations[i];
+    const bool reservation = by_lifetime && allocatorReservation(trace, a);
+    c.reservations_found |= reservation;
+    c.of_allocation.push_back(named[i] ? *named[i] : reservation ? MemoryCategory::kOther : categoryOf(a, phases));
   }
   if (const DeviceMemory* top = memory.peakDevice()) measureUsage(memory, top->device, c);
   return c;

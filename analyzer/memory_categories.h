@@ -20,7 +20,7 @@ enum class MemoryCategory {
   kOptimizerState,  // made in an optimizer phase and kept (Adam's moments)
   kActivations,     // made in a forward phase, freed in the backward phase (saved for backward)
   kTemporaries,     // made and freed within one phase, or within set-up
-  kOther,           // anything else (no phases to judge by, or kept from a forward phase)
+  kOther,           // anything else (no phases to judge by, kept from a forward phase, an allocator's reservation)
 };
 inline constexpr int kMemoryCategoryCount = 6;
 
@@ -32,8 +32,9 @@ struct CategoryUsage {
 };
 
 struct MemoryCategories {
-  bool phases_found = false;  // forward/backward/optimizer ranges were there to judge by
-  bool roles_found = false;   // some allocations' categories came from the PyTorch bridge's tensor roles
+  bool phases_found = false;        // forward/backward/optimizer ranges were there to judge by
+  bool roles_found = false;         // some allocations' categories came from the PyTorch bridge's tensor roles
+  bool reservations_found = false;  // by lifetime, an allocator's reservation of half a GPU or more: "other"
   std::vector<MemoryCategory> of_allocation;              // parallel to MemoryAnalysis::allocations
   std::array<CategoryUsage, kMemoryCategoryCount> usage;  // for the device with the highest peak
 };

@@ -46,6 +46,9 @@ std::vector<PhaseRange> phaseRanges(const TraceData& t, int32_t session) {
   std::array<int64_t, 8> last{};   // per phase: index + 1 of its last range kept (0: none yet)
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
     if (t.nvtx.kind[r] != schema::NvtxKind::kRange || t.nvtx.session[r] != session) continue;
+    // XLA's compiler names its passes after what they do ("XlaPass:#name=all-gather-optimizer,…#",
+    // "XlaOptimizeLlvmIr:#…#"): no phase of the program's.
+    if (isLibraryRange(t.text(t.nvtx.name[r]))) continue;
     const Phase p = phaseOfName(t.text(t.nvtx.name[r]));
     if (p == Phase::kNoPhase) continue;
     int64_t& kept = last[static_cast<size_t>(p)];

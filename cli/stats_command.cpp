@@ -437,7 +437,12 @@ Report memoryPeakReport(const analysis::MemoryAnalysis& m, const analysis::Memor
 Report memoryCategoriesReport(const analysis::MemoryCategories& c) {
   Report r{"memory_categories",
            std::string("Memory by category (device with the highest peak") +
-               (c.phases_found ? ")" : "; no forward/backward/optimizer NVTX ranges, so only set-up vs loop is told)"),
+               (c.phases_found ? ")"
+                               : std::string("; no forward/backward/optimizer NVTX ranges, so only set-up vs loop is "
+                                             "told") +
+                                     (c.reservations_found ? ", and an allocator's reservation of half the GPU or "
+                                                             "more is other, not parameters)"
+                                                           : ")")),
            {{"category", "Category", Unit::kText},
             {"allocations", "Allocations", Unit::kCount},
             {"peak_bytes", "Own peak", Unit::kBytes},

@@ -193,6 +193,13 @@ TEST(CorpusMemory, XlasReadingsMeasureWhatGrowsInsideItsReservation) {
   ASSERT_TRUE(unread.advice.find("preallocation"));
   EXPECT_EQ(unread.advice.find("preallocation")->gain.memory_bytes, 0);
   EXPECT_NE(unread.advice.memory_basis.find("in use: unknown"), std::string::npos) << unread.advice.memory_basis;
+  // XLA's reservation (104.9 GiB of the H200) is no parameter of the program's: with no phases or tensor roles to
+  // go by, it is "other", and what the program allocated itself at set-up stays parameters.
+  ASSERT_TRUE(c.categories.reservations_found);
+  const auto& usage = c.categories.usage;
+  EXPECT_GE(usage[static_cast<size_t>(analysis::MemoryCategory::kOther)].at_device_peak_bytes, c.preallocated_bytes);
+  EXPECT_LT(usage[static_cast<size_t>(analysis::MemoryCategory::kParameters)].at_device_peak_bytes,
+            c.preallocated_bytes / 100);
 }
 
 // The naive training loop recorded under `gpuscope apply --record` with its plan for both goals (H200,
