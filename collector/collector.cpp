@@ -211,6 +211,7 @@ bool Collector::enableActivities(const CollectorOptions& options) {
   gate_ = std::make_unique<CaptureGate>(options.capture_range, options.capture_from_ns, options.capture_to_ns);
   if (gate_->configured()) gate_->tick(cuptiNow());
   const bool record_now = !gate_->configured() || gate_->open();
+  recording_ = record_now;
   for (size_t i = 0; i < kinds.size(); ++i) {
     const auto [kind, what] = kinds[i];
     if (i >= always && gate_->configured()) gated_kinds_.push_back(kind);
@@ -263,10 +264,15 @@ void Collector::selectApiCalls(bool on) {
 
 // ---- the capture gate ----------------------------------------------------------------------------------
 
-void Collector::setRecording(bool on) {
+// The gate is read under the switch's lock: two threads crossing edges at once leave the kinds as the gate
+// stands after both, whichever switches last.
+void Collector::followGate() {
   std::lock_guard lock(gate_switch_);
+  const bool on = gate_->open();
+  if (on == recording_) return;
   for (CUpti_ActivityKind kind : gated_kinds_) on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
   if (select_api_calls_) selectApiCalls(on);
+  recording_ = on;
   if (debug_) std::fprintf(stderr, "gpuscope[%d]: recording %s\n", getpid(), on ? "on" : "off");
 }
 
@@ -380,7 +386,7 @@ void Collector::onCaptureCallback(CUpti_CallbackDomain domain, CUpti_CallbackId 
   } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
     changed = onNvtxCall(cbid, static_cast<const CUpti_NvtxData*>(data));
   }
-  if (changed) setRecording(gate_->open());
+  if (changed) followGate();
 }
 
 void Collector::bufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -433,7 +439,7 @@ void Collector::writerLoop() {
     processCompleted(50);
     buffers_.keepSpares();
     if (sem_trywait(&signal_flush_request_) == 0) finalFlushForSignal();
-    if (gate_->configured() && gate_->tick(cuptiNow())) setRecording(gate_->open());  // the window's edges
+    if (gate_->configured() && gate_->tick(cuptiNow())) followGate();  // the window's edges
     const auto now = Clock::now();
     if (flush_interval_.count() > 0 && now - last_flush >= flush_interval_) {
       cuptiActivityFlushAll(0);  // hands over buffers holding completed records; never under our lock

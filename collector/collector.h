@@ -90,8 +90,8 @@ class Collector {
   bool claimCupti();
   bool enableActivities(const CollectorOptions& options);
   void selectApiCalls(bool on);
-  void setRecording(bool on);  // the gated record kinds, switched at the capture gate's edges
-  void watchCaptureEdges();    // the NVTX and profiler API callbacks the gate needs
+  void followGate();         // the gated record kinds switched on or off as the capture gate stands
+  void watchCaptureEdges();  // the NVTX and profiler API callbacks the gate needs
   void onCaptureCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
   bool onNvtxCall(CUpti_CallbackId cbid, const CUpti_NvtxData* call);
   static void CUPTIAPI callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
@@ -125,6 +125,7 @@ class Collector {
   bool api_calls_looked_up_ = false;
   std::vector<uint32_t> runtime_skipped_, driver_chosen_;  // the runtime calls left out, the driver calls kept
   std::mutex gate_switch_;                                 // one switch of the kinds at a time
+  bool recording_ = true;                                  // whether the gated kinds are on (under gate_switch_)
   std::mutex strings_mutex_;                               // the NVTX calls' bookkeeping, on the program's threads
   std::unordered_map<uint64_t, std::string> registered_strings_;  // NVTX's registered strings, by handle
   std::thread writer_thread_;
