@@ -153,6 +153,31 @@ TEST_F(LauncherRun, TorchPutsTheBridgeOnThePythonPath) {
                        "/bootstrap:" + std::filesystem::weakly_canonical(bridge).string() + ":/the/programs/own\n");
 }
 
+// The collector's capture gate hears of the range and the window from the environment: the window in CUPTI's
+// clock (CLOCK_REALTIME), from the start plus --delay, for --duration.
+TEST_F(LauncherRun, CaptureSettingsReachTheCollector) {
+  TempDir dir;
+  const auto now_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  Finished f = runGpuscope({"record", "--capture-range", "cudaProfilerApi", "--delay", "2", "--duration", "0.5", "-o",
+                            dir.path("t.gpuscope"), "--", "sh", "-c",
+                            "echo \"$GPUSCOPE_CAPTURE_RANGE\"; echo \"$GPUSCOPE_CAPTURE_WINDOW_NS\""},
+                           dir);
+  ASSERT_TRUE(WIFEXITED(f.wait_status)) << f.err;
+  const size_t newline = f.out.find('\n'), comma = f.out.find(',');
+  ASSERT_NE(comma, std::string::npos) << f.out;
+  EXPECT_EQ(f.out.substr(0, newline), "cudaProfilerApi");
+  const int64_t from = std::stoll(f.out.substr(newline + 1, comma - newline - 1));
+  const int64_t to = std::stoll(f.out.substr(comma + 1));
+  EXPECT_NEAR(static_cast<double>(from - now_ns), 2e9, 1e9) << f.out;
+  EXPECT_EQ(to - from, 500'000'000) << f.out;
+  // Without them, nothing is set: the collector records throughout.
+  Finished plain = runGpuscope({"record", "-o", dir.path("u.gpuscope"), "--", "sh", "-c",
+                                "echo \"[$GPUSCOPE_CAPTURE_RANGE$GPUSCOPE_CAPTURE_WINDOW_NS]\""},
+                               dir);
+  EXPECT_EQ(plain.out, "[]\n");
+}
+
 // The bridge's sitecustomize runs the program's own, and when the bridge cannot install itself (here a
 // "torch" that is not PyTorch) the program's output and exit code are what they would have been.
 TEST_F(LauncherRun, TorchBridgeFailuresLeaveThePythonProgramAlone) {
