@@ -414,19 +414,14 @@ void inferOptimizerPhases(Context& c) {
   c.optimizer_inferred = true;
 }
 
-// A reservation this large a share of the GPU in one allocation is XLA's preallocation (its default is 75 %;
-// XLA_PYTHON_CLIENT_MEM_FRACTION sets another), not an array of the program's.
-constexpr double kPreallocatedShare = 0.5;
-
+// In a JAX process, the largest allocation of half the GPU or more is XLA's preallocation.
 void findPreallocation(Context& c) {
   if (c.framework != Framework::kJax || c.device == analysis::kNone) return;
-  const int64_t gpu_bytes = c.trace.devices[static_cast<size_t>(c.device)].global_memory_bytes;
   const auto& m = c.trace.memory;
   for (size_t i = 0; i < m.size(); ++i) {
     if (m.device[i] != c.device || m.op[i] != schema::MemoryOp::kAllocation || m.kind[i] != schema::MemoryKind::kDevice)
       continue;
-    if (static_cast<double>(m.bytes[i]) >= kPreallocatedShare * static_cast<double>(gpu_bytes) &&
-        m.bytes[i] > c.preallocated_bytes) {
+    if (analysis::reservesHalfTheGpu(c.trace, c.device, m.bytes[i]) && m.bytes[i] > c.preallocated_bytes) {
       c.preallocated_bytes = m.bytes[i];
       c.preallocation = i;
     }

@@ -138,18 +138,13 @@ void measureUsage(const MemoryAnalysis& memory, int32_t device, MemoryCategories
   }
 }
 
-// Without phases or tensor roles only an allocation's lifetime tells what it is, and what stays from set-up is
-// taken for weights; but one allocation of half the GPU's memory or more is an allocator's reservation that it
-// hands out itself (XLA's preallocation, 75 % of the GPU by default), not the program's parameters.
-constexpr double kReservationShare = 0.5;
-
-bool allocatorReservation(const TraceData& t, const Allocation& a) {
-  if (a.tensor || a.device < 0 || static_cast<size_t>(a.device) >= t.devices.size()) return false;
-  const int64_t gpu = t.devices[static_cast<size_t>(a.device)].global_memory_bytes;
-  return gpu > 0 && static_cast<double>(a.bytes) >= kReservationShare * static_cast<double>(gpu);
-}
-
 }  // namespace
+
+bool reservesHalfTheGpu(const TraceData& t, int32_t device, int64_t bytes) {
+  if (device < 0 || static_cast<size_t>(device) >= t.devices.size()) return false;
+  const int64_t gpu = t.devices[static_cast<size_t>(device)].global_memory_bytes;
+  return gpu > 0 && static_cast<double>(bytes) >= kReservationShare * static_cast<double>(gpu);
+}
 
 MemoryCategories categorizeMemory(const TraceData& trace, const Iterations& iterations, const MemoryAnalysis& memory) {
   MemoryCategories c;
@@ -161,7 +156,9 @@ MemoryCategories categorizeMemory(const TraceData& trace, const Iterations& iter
   const bool by_lifetime = !c.phases_found && !c.roles_found;
   for (size_t i = 0; i < memory.allocations.size(); ++i) {
     const Allocation& a = memory.allocations[i];
-    const bool reservation = by_lifetime && allocatorReservation(trace, a);
+    // Without phases or tensor roles only an allocation's lifetime tells what it is, and what stays from set-up
+    // is taken for weights; an allocator's reservation is not.
+    const bool reservation = by_lifetime && !a.tensor && reservesHalfTheGpu(trace, a.device, a.bytes);
     c.reservations_found |= reservation;
     c.of_allocation.push_back(named[i] ? *named[i] : reservation ? MemoryCategory::kOther : categoryOf(a, phases));
   }

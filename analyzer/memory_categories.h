@@ -41,6 +41,12 @@ struct MemoryCategories {
 
 MemoryCategories categorizeMemory(const TraceData& trace, const Iterations& iterations, const MemoryAnalysis& memory);
 
+// One allocation of this share of its GPU's memory or more is an allocator's reservation that it hands out itself
+// (XLA's preallocation: 75 % of the GPU by default, XLA_PYTHON_CLIENT_MEM_FRACTION another), not an array or the
+// weights of the program's.
+inline constexpr double kReservationShare = 0.5;
+bool reservesHalfTheGpu(const TraceData& t, int32_t device, int64_t bytes);
+
 std::string_view toString(MemoryCategory category);  // "parameters", "gradients", "optimizer_state", …
 
 // The device with the highest peak's live bytes over time by category: one point per allocation or free, in
