@@ -208,14 +208,14 @@ bool Collector::enableActivities(const CollectorOptions& options) {
     kinds.insert(kinds.end(),
                  {{CUPTI_ACTIVITY_KIND_MEMORY2, "memory"}, {CUPTI_ACTIVITY_KIND_MEMORY_POOL, "memory pools"}});
   }
+  // With no range and no window the gate stays open: everything is recorded throughout.
   gate_ = std::make_unique<CaptureGate>(options.capture_range, options.capture_from_ns, options.capture_to_ns);
-  if (gate_->configured()) gate_->tick(cuptiNow());
-  const bool record_now = !gate_->configured() || gate_->open();
-  recording_ = record_now;
+  gate_->tick(cuptiNow());
+  recording_ = gate_->open();
   for (size_t i = 0; i < kinds.size(); ++i) {
     const auto [kind, what] = kinds[i];
-    if (i >= always && gate_->configured()) gated_kinds_.push_back(kind);
-    if (i >= always && !record_now) continue;
+    if (i >= always) gated_kinds_.push_back(kind);
+    if (i >= always && !recording_) continue;
     if (CUptiResult r = cuptiActivityEnable(kind); r != CUPTI_SUCCESS) {
       note(schema::Severity::kWarning, "activity_unavailable", 1,
            std::string("CUPTI could not record ") + what + ": " + cuptiError(r));
@@ -225,7 +225,7 @@ bool Collector::enableActivities(const CollectorOptions& options) {
   if (options.trace_cuda) cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_NVLINK);
   select_api_calls_ = options.trace_api && !options.all_api_calls;
   if (select_api_calls_) {
-    if (record_now) selectApiCalls(true);
+    if (recording_) selectApiCalls(true);
     note(schema::Severity::kInfo, "api_calls_selected", 1,
          "not recorded: the runtime queries " + std::string(skippedRuntimeApis()) +
              ", and driver calls other than launches, copies, sets, allocations, synchronisation, module loads "
@@ -602,7 +602,7 @@ void Collector::noteCaptureGate() {
   const std::string what = g.watchesProfilerApi() ? "between cudaProfilerStart and cudaProfilerStop"
                            : g.watchesNvtx()      ? "inside NVTX ranges named '" + g.range() + "'"
                                                   : "inside the --delay/--duration window";
-  if (g.timesOpened() == 0 && g.watchesNvtx() + g.watchesProfilerApi() > 0) {
+  if (g.timesOpened() == 0 && !g.range().empty()) {
     note(schema::Severity::kWarning, "capture_never_opened", 1,
          "recording was never switched on: no CUDA work ran " + what);
     return;

@@ -120,7 +120,7 @@ class Collector {
   StateNotices state_notices_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::unique_ptr<CaptureGate> gate_;
-  std::vector<CUpti_ActivityKind> gated_kinds_;  // on only while the gate is open
+  std::vector<CUpti_ActivityKind> gated_kinds_;  // on only while the gate is open (always, where none is asked)
   bool select_api_calls_ = false;                // re-applied each time the runtime kind is switched on
   bool api_calls_looked_up_ = false;
   std::vector<uint32_t> runtime_skipped_, driver_chosen_;  // the runtime calls left out, the driver calls kept

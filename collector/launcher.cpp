@@ -135,13 +135,21 @@ Result<int> runChild(const std::function<void()>& start_program) {
   return status;
 }
 
-// The collector's capture gate (collector/capture_gate.h): the range, and the window in CUPTI's clock.
+bool hasTimeWindow(const RecordOptions& options) { return options.delay_s > 0 || options.duration_s > 0; }
+
+// The --delay/--duration window in CUPTI's clock (CLOCK_REALTIME, as start_ns is); INT64_MAX: no end.
+TimeWindow timeWindow(const RecordOptions& options, int64_t start_ns) {
+  const int64_t from = start_ns + static_cast<int64_t>(options.delay_s * 1e9);
+  return {from, options.duration_s > 0 ? from + static_cast<int64_t>(options.duration_s * 1e9) : INT64_MAX};
+}
+
+// The collector's capture gate (collector/capture_gate.h): the range, and the window ("from,to", to 0: no end).
 void setCaptureEnvironment(const RecordOptions& options, int64_t start_ns) {
   if (!options.capture_range.empty()) setenv("GPUSCOPE_CAPTURE_RANGE", options.capture_range.c_str(), 1);
-  if (options.delay_s <= 0 && options.duration_s <= 0) return;
-  const int64_t from = start_ns + static_cast<int64_t>(options.delay_s * 1e9);
-  const int64_t to = options.duration_s > 0 ? from + static_cast<int64_t>(options.duration_s * 1e9) : 0;
-  setenv("GPUSCOPE_CAPTURE_WINDOW_NS", (std::to_string(from) + "," + std::to_string(to)).c_str(), 1);
+  if (!hasTimeWindow(options)) return;
+  const TimeWindow w = timeWindow(options, start_ns);
+  const int64_t to = w.end_ns == INT64_MAX ? 0 : w.end_ns;
+  setenv("GPUSCOPE_CAPTURE_WINDOW_NS", (std::to_string(w.start_ns) + "," + std::to_string(to)).c_str(), 1);
 }
 
 [[noreturn]] void execProgram(const RecordOptions& options, const std::string& collector, const std::string& parts,
@@ -191,11 +199,8 @@ std::string secondsText(double s) {
 // The merge options that narrow the recording as asked (CUPTI's clock is CLOCK_REALTIME, as start_ns is).
 Result<MergeOptions> windowsFor(const RecordOptions& options, const std::vector<std::string>& parts, int64_t start_ns) {
   MergeOptions merge{.overwrite = options.overwrite};
-  const bool timed = options.delay_s > 0 || options.duration_s > 0;
-  const TimeWindow span{start_ns + static_cast<int64_t>(options.delay_s * 1e9),
-                        options.duration_s > 0
-                            ? start_ns + static_cast<int64_t>((options.delay_s + options.duration_s) * 1e9)
-                            : INT64_MAX};
+  const bool timed = hasTimeWindow(options);
+  const TimeWindow span = timeWindow(options, start_ns);
   if (timed) {
     merge.windows = {span};
     merge.window_note = "only events from " + secondsText(options.delay_s) + " after the start" +

@@ -12,6 +12,8 @@ TEST(CaptureGate, NothingAskedIsNoGateAndAlwaysOpen) {
   EXPECT_FALSE(gate.configured());
   EXPECT_TRUE(gate.open());
   EXPECT_FALSE(gate.push(kMain, "step"));
+  EXPECT_FALSE(gate.tick(1'800'000'000'000'000'000));  // the collector ticks it at start: it stays open
+  EXPECT_TRUE(gate.open());
 }
 
 // The range opens the gate on its push and closes it on its own pop, not on the pop of a range inside it.
