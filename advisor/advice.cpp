@@ -398,7 +398,9 @@ std::optional<std::string> unexplainedHostNote(const Context& c, const std::vect
   const int64_t idle = c.perTimedStep(c.timeline.idle.host_busy_ns);
   if (!c.step.from_iterations || c.step.time_ns <= 0 || c.shareOfStep(idle) < 0.25) return std::nullopt;
   for (const Finding& f : findings) {
-    if (f.id == "input_pipeline" || f.id == "launch_bound" || f.id == "host_sync") return std::nullopt;
+    if (f.id == "input_pipeline" || f.id == "launch_bound" || f.id == "host_bound_after_fixes" || f.id == "host_sync") {
+      return std::nullopt;
+    }
   }
   return "the GPU idles " + analysis::formatDuration(idle) + " " + perStepWords(c) + " (" +
          analysis::formatShare(c.shareOfStep(idle)) +
@@ -472,6 +474,7 @@ Advice advise(const Context& c, Goal goal) {
   std::vector<std::string> set_aside;  // what the goal set aside, and why the look-ahead stayed silent
   for (const Rule& rule : allRules()) {
     if (c.device == analysis::kNone) break;
+    if (!rule.check) continue;  // fired by the forecast below
     std::optional<Finding> f = rule.check(c);
     if (f && goal == Goal::kTime && smallMemoryTrade(c, *f)) {
       set_aside.push_back(f->title +

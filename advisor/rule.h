@@ -29,8 +29,8 @@ struct Rule {
   std::string_view why;         // why it costs
   std::string_view fix;         // the change, in one sentence
   Snippets snippets;
-  std::string_view verify;  // how to check the change worked
-  std::optional<Finding> (*check)(const Context& context);
+  std::string_view verify;                                  // how to check the change worked
+  std::optional<Finding> (*check)(const Context& context);  // null where the forecast fires it (advice.cpp)
 };
 
 std::span<const Rule> timeRules();
@@ -50,8 +50,8 @@ const Rule& collectiveBandwidthRule();
 bool collectivesFarBelowLink(const Context& context);
 std::vector<Rule> allRules();
 
-// The launch-bound rule looking ahead: the host's work per step after the other fixes against the GPU's
-// (advice.cpp forecasts both), when CUDA graphs would take the difference away.
+// host_bound_after_fixes, the launch-bound rule looking ahead: the host's work per step after the other fixes
+// against the GPU's (advice.cpp forecasts both), when CUDA graphs would take the difference away.
 std::optional<Finding> hostBoundAfterFixes(const Context& context, int64_t gpu_after_ns, int64_t host_after_ns,
                                            int64_t host_with_graphs_ns);
 // The launch-bound rule's word where the step already replays CUDA graphs (a note, not a finding).

@@ -154,6 +154,26 @@ constexpr Rule kRules[] = {
      .verify = "Record again: `gpuscope stats --report kernel_classes` shows the same communication time, and the "
                "step is shorter by the time it used to run alone.",
      .check = exposedCommunication},
+    // A forecast, not a measurement: today the GPU keeps up with the host. It has its own id because a program
+    // that is not launch-bound must not be told it is (a fp32 model the forecast sees host-bound once bf16
+    // shrinks its GEMMs was scored a wrong launch_bound finding). advice.cpp's forecast fires it: no check here.
+    {.id = "host_bound_after_fixes",
+     .title = "After the other fixes the host will set the pace",
+     .reads = "the host's work per steady step (its step range less its waits for the GPU, the forward and "
+              "backward's launches) and the GPU's time, both as the plan's other fixes would leave them",
+     .fires_when = "no launch-bound finding was measured, but after every other fix of the goal's plan the host's "
+                   "work per step would exceed the GPU's and CUDA graphs would take 10 % or more of it away; not "
+                   "where the steady steps launch different kernels or grids from one step to the next",
+     .why = "A step cannot run faster than the host issues it. Today the GPU's own work hides the host's; with that "
+            "work shrunk, every kernel is over before the host has issued the next.",
+     .fix = "Capture the step in a CUDA graph and replay it, so one launch replaces hundreds.",
+     .snippets = {"model = torch.compile(model, mode=\"reduce-overhead\")  # CUDA graphs for the step", "",
+                  "graph = stream.begin_capture(); step(); graph = stream.end_capture(); graph.launch(stream)",
+                  "cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal); step(s); cudaStreamEndCapture(s, &g);\n"
+                  "cudaGraphInstantiate(&exec, g, 0);  // then cudaGraphLaunch(exec, s) every step"},
+     .verify = "Apply the other fixes, then record again: the launch-bound idle time (`gpuscope stats --report "
+               "timeline`) is what CUDA graphs now take away.",
+     .check = nullptr},
 };
 
 // The plan entry both launch-bound findings carry: the whole step captured in CUDA graphs. A PyTorch step of
@@ -233,7 +253,7 @@ std::optional<Finding> hostBoundAfterFixes(const Context& c, int64_t gpu_after_n
                                            int64_t host_with_graphs_ns) {
   const int64_t gain = host_after_ns - std::max(gpu_after_ns, host_with_graphs_ns);
   if (host_after_ns <= 0 || gain < host_after_ns / 10 || graphShare(c) >= 0.5) return std::nullopt;
-  Finding f = startFinding(c, kRules[0]);
+  Finding f = startFinding(c, kRules[6]);
   f.title = "After the other fixes the host sets the pace: " + formatDuration(host_after_ns) + " of host work " +
             perStepWords(c) + " against " + formatDuration(gpu_after_ns) + " of GPU work";
   f.summary =

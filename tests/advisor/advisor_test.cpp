@@ -1001,7 +1001,7 @@ TEST(Advisor, RulesHaveUniqueIdsAndThresholds) {
     EXPECT_TRUE(ids.insert(r.id).second) << r.id;
     EXPECT_FALSE(r.fires_when.empty() || r.reads.empty() || r.why.empty() || r.verify.empty()) << r.id;
   }
-  EXPECT_EQ(ids.size(), 24u);
+  EXPECT_EQ(ids.size(), 25u);
 }
 
 }  // namespace
