@@ -424,11 +424,16 @@ std::vector<std::string> notesOn(const Context& c) {
         "fragmentation, preallocation, churn, out-of-memory risk) read the allocations themselves");
   }
   if (const int64_t idle = c.perTimedStep(c.timeline.idle.recording_ns); idle > 0 || c.host.recording_ns > 0) {
-    notes.push_back("recording added about " + analysis::formatDuration(analysis::kRecordingCostPerLaunchNs) +
-                    " of host time to each kernel launch (tests/bench/launch_cost.cu on an H100 host); the figures "
-                    "below are corrected for it: " +
-                    analysis::formatDuration(idle) + " of launch-bound idle and " +
-                    analysis::formatDuration(c.host.recording_ns) + " of host work " + perStepWords(c) + " taken off");
+    const std::optional<int64_t> measured = analysis::measuredRecordingCost(c.trace);
+    const std::string basis = measured ? "measured after the program on this machine: an empty kernel launched plain "
+                                         "and recorded (gpuscope-calibrate)"
+                                       : "an H100 host's figure (tests/bench/launch_cost.cu): this trace holds no "
+                                         "measure of its own";
+    notes.push_back(
+        "recording added about " + analysis::formatDuration(analysis::recordingCostPerLaunch(c.trace, c.session)) +
+        " of host time to each kernel launch (" + basis +
+        "); the figures below are corrected for it: " + analysis::formatDuration(idle) + " of launch-bound idle and " +
+        analysis::formatDuration(c.host.recording_ns) + " of host work " + perStepWords(c) + " taken off");
   }
   if (const analysis::Interval& w = c.iterations.as_written; w.end > w.start) {
     notes.push_back("gpuscope apply's timing check ran the model as the script wrote it for " +

@@ -78,10 +78,10 @@ std::vector<Interval> forwardRanges(const Context& c) {
 }
 
 // The collector's own cost per launch is in every recorded launch call: the program alone issues its step that
-// much faster (analysis::kRecordingCostPerLaunchNs).
+// much faster (analysis::recordingCostPerLaunch).
 void takeOffRecordingCost(const Context& c, HostWork& h) {
-  if (!analysis::recordedByCollector(c.trace.sessions[static_cast<size_t>(c.session)])) return;
-  const int64_t per_launch = analysis::kRecordingCostPerLaunchNs;
+  const int64_t per_launch = analysis::recordingCostPerLaunch(c.trace, c.session);
+  if (per_launch == 0) return;
   h.recording_ns = std::min(h.step_ns, per_launch * c.perTimedStep(c.timeline.kernels));
   h.step_ns -= h.recording_ns;
   h.model_ns = std::max<int64_t>(0, h.model_ns - per_launch * h.model_launches);

@@ -714,13 +714,12 @@ struct CollectiveLoops {
 CollectiveLoops collectiveLoops(const Context& c) {
   const auto& k = c.trace.kernels;
   const auto& api = c.trace.api_calls;
-  const bool recorded =
-      c.session != analysis::kNone && analysis::recordedByCollector(c.trace.sessions[static_cast<size_t>(c.session)]);
+  const int64_t per_launch = analysis::recordingCostPerLaunch(c.trace, c.session);
   CollectiveLoops out;
   int64_t first = -1, last = 0, collectives = 0, launches = 0;
   const auto close = [&] {
     if (collectives >= kLoopCollectives) {
-      const int64_t recording = recorded ? analysis::kRecordingCostPerLaunchNs * launches : 0;
+      const int64_t recording = per_launch * launches;
       out.host_ns += std::max<int64_t>(0, last - first - recording);
       out.collectives += collectives;
     }

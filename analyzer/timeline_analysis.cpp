@@ -174,6 +174,21 @@ bool recordedByCollector(const schema::SessionRow& session) {
   return session.cupti_version.has_value() && !session.command_line.starts_with("imported from");
 }
 
+std::optional<int64_t> measuredRecordingCost(const TraceData& trace) {
+  for (const schema::DataQualityRow& row : trace.data_quality) {
+    if (row.code == "recording_cost_per_launch" && !row.session_id) return row.count;
+  }
+  return std::nullopt;
+}
+
+int64_t recordingCostPerLaunch(const TraceData& trace, int32_t session) {
+  if (session < 0 || static_cast<size_t>(session) >= trace.sessions.size() ||
+      !recordedByCollector(trace.sessions[static_cast<size_t>(session)])) {
+    return 0;
+  }
+  return measuredRecordingCost(trace).value_or(kRecordingCostPerLaunchNs);
+}
+
 std::vector<Interval> hostWaitCalls(const TraceData& t, int32_t session) {
   std::vector<Interval> waits;
   const std::vector<bool> waits_for_gpu = waitsForGpuCalls(t);
@@ -361,10 +376,8 @@ std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace, const std::v
       tl.window_end_ns = std::max(tl.window_end_ns, tl.window_start_ns);
     }
     tl.busy_ns = windows.empty() ? totalLength(a.busy) : overlapLength(a.busy, windows);
-    const bool recorded =
-        !trace.sessions.empty() && recordedByCollector(trace.sessions[static_cast<size_t>(session_of_device[d])]);
-    tl.idle =
-        idleBreakdown(a.busy, work[d], waits, session_of_device[d], recorded ? kRecordingCostPerLaunchNs : 0, windows);
+    tl.idle = idleBreakdown(a.busy, work[d], waits, session_of_device[d],
+                            recordingCostPerLaunch(trace, session_of_device[d]), windows);
     measureLaunches(trace, tl.device, a.busy, windows, tl);
     tl.copy_ns = windows.empty() ? totalLength(a.copies) : overlapLength(a.copies, windows);
     const std::vector<Interval> copies_in = windows.empty() ? a.copies : intersect(a.copies, windows);

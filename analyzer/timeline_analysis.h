@@ -2,6 +2,7 @@
 // device, inside its window (its first GPU activity to its last; start-up before it is not idle time).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "analyzer/duration_stats.h"
@@ -44,10 +45,19 @@ struct IdleBreakdown {
 // library's set-up), which capturing the launches in a CUDA graph would not take away.
 inline constexpr int64_t kHostBusyGapNs = 1'000'000;
 
-// Host time gpuscope's collector adds to a kernel launch: an empty kernel launched 100,000 times took 6.57 µs
-// a launch recorded against 4.12 µs plain (tests/bench/launch_cost.cu on an H100 host, 2026-11-23,
-// docs/benchmarks.md "Where the launch cost goes"); CUPTI's own kernel and API records are most of it.
+// Host time gpuscope's collector adds to a kernel launch where the trace holds no measure of its own: an empty
+// kernel launched 100,000 times took 6.57 µs a launch recorded against 4.12 µs plain (tests/bench/launch_cost.cu
+// on an H100 host, 2026-11-23, docs/benchmarks.md "Where the launch cost goes"); CUPTI's own kernel and API
+// records are most of it.
 inline constexpr int64_t kRecordingCostPerLaunchNs = 2'450;
+
+// What `gpuscope record` measured after the program on the same machine (gpuscope-calibrate, plain and recorded):
+// the trace-wide data-quality row recording_cost_per_launch, if the trace holds one.
+std::optional<int64_t> measuredRecordingCost(const TraceData& trace);
+
+// What recording added to each kernel launch of a process (index into trace.sessions): nothing in a trace that
+// gpuscope's collector did not record, else the measured cost, else kRecordingCostPerLaunchNs.
+int64_t recordingCostPerLaunch(const TraceData& trace, int32_t session);
 
 // The host's calls in one process (index into trace.sessions) that allocate or free device memory: cudaMalloc,
 // cudaFree, cuMemAlloc, cuMemFree and their kin, the driver's cuMemCreate, cuMemMap, cuMemUnmap and cuMemRelease,

@@ -36,6 +36,9 @@ constexpr OptionSpec kOptions[] = {
     {"torch-steps", 0, "N",
      "with --torch: annotate the first N steps with module ranges (default 5), then remove the hooks so the "
      "later steps run at the program's own speed and give the timings; 'all' keeps them for every step"},
+    {"no-calibrate", 0, "",
+     "skip measuring, after the program, what recording adds to a kernel launch on this machine (about a second; "
+     "the advisor then takes off an H100 host's figure)"},
     {"force", 'f', "", "overwrite the output file if it exists"},
     {"quiet", 'q', "", "no summary after the program ends"},
 };
@@ -98,6 +101,7 @@ int runRecord(const ParsedArgs& args) {
   options.torch = args.has("torch");
   options.cupy = args.has("cupy");
   options.jax = args.has("jax");
+  options.calibrate = !args.has("no-calibrate");
   if (const auto steps = args.get("torch-steps")) {
     if (!options.torch) return reportError("record", Status(ErrorKind::kUsage, "--torch-steps goes with --torch"));
     if (*steps != "all" && (steps->empty() || steps->size() > 9 ||
@@ -152,6 +156,8 @@ const Command& recordCommand() {
       "so that memory in use is told from what the pool reserves. --jax adds, for JAX programs, the bytes\n"
       "XLA's allocator has in use and its peak in use over time, read from each GPU's memory_stats() once the\n"
       "program has started JAX (CUDA sees only the memory XLA reserves up front).\n"
+      "After the program, gpuscope-calibrate launches an empty kernel plain and recorded, and the trace keeps\n"
+      "what recording added to each launch: the advisor takes it off the program's launch-bound idle time.\n"
       "GPUSCOPE_DISABLE=1 in the environment turns the collector off.",
       kOptions,
       runRecord};

@@ -14,7 +14,9 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <optional>
 
 #include "collector/capture_gate.h"
 #include "formats/trace_merge.h"
@@ -324,6 +326,92 @@ void exitLike(int wait_status) {
   std::exit(exitCodeOf(wait_status));
 }
 
+namespace {
+
+// One run of the calibrator, its output into out_file; the nanoseconds per launch it printed, or nothing (why
+// then holds its first line of error).
+std::optional<int64_t> runCalibrator(const std::string& calibrator, const RecordOptions* recorded,
+                                     const std::string& out_file, std::string& why) {
+  const int out = open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) {
+    why = out_file + ": cannot write: " + std::strerror(errno);
+    return std::nullopt;
+  }
+  Result<int> status = runChild([&] {
+    outputTo(out);
+    for (const char* name :
+         {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "GPUSCOPE_CAPTURE_RANGE", "GPUSCOPE_CAPTURE_WINDOW_NS"}) {
+      unsetenv(name);
+    }
+    if (recorded) {
+      setenv("CUDA_INJECTION64_PATH", recorded->collector_path.c_str(), 1);
+      setenv("GPUSCOPE_OUTPUT_DIR", fs::path(out_file).parent_path().c_str(), 1);
+      setenv("GPUSCOPE_TRACE", recorded->trace.c_str(), 1);
+    }
+    execCommand({calibrator});
+    cannotRun("record", calibrator);
+  });
+  close(out);
+  std::ifstream in(out_file);
+  std::string line;
+  std::getline(in, line);
+  if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) {
+    char* end = nullptr;
+    const long long ns = std::strtoll(line.c_str(), &end, 10);
+    if (end != line.c_str() && ns > 0) return ns;
+  }
+  why = line.empty() ? "gpuscope-calibrate printed nothing" : line;
+  return std::nullopt;
+}
+
+std::string microseconds(int64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f us", static_cast<double>(ns) / 1000.0);
+  return text;
+}
+
+}  // namespace
+
+// The median of three processes each, alternated: one process's launches run slower or faster than the next's
+// by more than recording adds (0.7-2.8 us measured by two processes each on one H200 host, where the C++ loop of
+// tests/bench/launch_cost.cu paid 1.0-1.2 us more recorded: docs/benchmarks.md).
+schema::DataQualityRow calibrateLaunches(const RecordOptions& run, const std::string& work_dir) {
+  const char* asked = std::getenv("GPUSCOPE_CALIBRATOR");
+  const std::string calibrator = asked && *asked ? asked : besideExecutable("bin/gpuscope-calibrate");
+  schema::DataQualityRow row{std::nullopt, schema::Severity::kInfo, "recording_cost_not_measured", 0, "", std::nullopt};
+  std::error_code ec;
+  if (!fs::exists(calibrator, ec)) {
+    row.message = "the recording's cost per kernel launch was not measured: " + calibrator + " is missing";
+    return row;
+  }
+  constexpr int kRounds = 3;
+  std::vector<int64_t> plain, recorded;
+  for (int round = 0; round < 2 * kRounds; ++round) {
+    std::string why;
+    const bool with_collector = round % 2 == 1;
+    const std::string out = work_dir + "/calibrate-" + std::to_string(round) + ".out";
+    const std::optional<int64_t> ns = runCalibrator(calibrator, with_collector ? &run : nullptr, out, why);
+    if (!ns) {
+      row.message = "the recording's cost per kernel launch was not measured: " + why;
+      return row;
+    }
+    (with_collector ? recorded : plain).push_back(*ns);
+  }
+  const auto median = [](std::vector<int64_t>& v) {
+    std::nth_element(v.begin(), v.begin() + kRounds / 2, v.end());
+    return v[kRounds / 2];
+  };
+  const int64_t plain_ns = median(plain), recorded_ns = median(recorded);
+  row.code = "recording_cost_per_launch";
+  row.count = std::max<int64_t>(recorded_ns - plain_ns, 0);
+  row.message = "recording added " + microseconds(row.count) + " to each kernel launch on this machine: an empty " +
+                "kernel launched through the CUDA runtime took " + microseconds(plain_ns) + " a launch plain and " +
+                microseconds(recorded_ns) +
+                " recorded (gpuscope-calibrate after the program, 10,000 launches a process, the median of three "
+                "processes each)";
+  return row;
+}
+
 Result<RecordOutcome> recordProgram(const RecordOptions& options) {
   if (options.command.empty()) return Status(ErrorKind::kUsage, "no program to record (give it after --)");
   std::error_code ec;
@@ -362,6 +450,10 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
   }
   Result<MergeOptions> merge = windowsFor(options, files, start_ns);
   if (merge && (run.torch || run.cupy || run.jax)) merge->torch_memory_dir = *parts;
+  if (merge && run.calibrate && run.trace.find("cuda") != std::string::npos) {
+    const std::string calibration = *parts + "/calibration";
+    if (fs::create_directory(calibration, ec)) merge->notes.push_back(calibrateLaunches(run, calibration));
+  }
   Status merged = merge ? mergeTraces(files, options.output, *merge) : merge.status();
   if (!merged) {
     outcome.problem = merged.message() + "; the per-process traces are kept in " + *parts;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "formats/status.h"
+#include "formats/trace_schema.h"
 
 namespace gpuscope::collector {
 
@@ -37,6 +38,9 @@ struct RecordOptions {
   // `gpuscope apply --record`: the plan.json the program runs with (GPUSCOPE_PLAN, read by the bundled
   // runtime and by the PyTorch bridge, which this puts on the path as with torch).
   std::string plan;
+  // Measure, after the program, what recording adds to a kernel launch on this machine (gpuscope-calibrate run
+  // plain and recorded), for the advisor to take off; written into the trace.
+  bool calibrate = true;
 };
 
 struct RecordOutcome {
@@ -69,6 +73,13 @@ int exitCodeOf(int wait_status);
 
 // Ends this process the way the program ended: the same exit code, or the same signal.
 [[noreturn]] void exitLike(int wait_status);
+
+// What recording adds to one kernel launch on this machine: gpuscope-calibrate (beside the running gpuscope, or
+// $GPUSCOPE_CALIBRATOR) run three times plain and three times with the collector as `run` records, alternating, in
+// work_dir.
+// A trace-wide data-quality row: "recording_cost_per_launch" (count: the nanoseconds added) or, where it could
+// not be measured, "recording_cost_not_measured" with the reason.
+schema::DataQualityRow calibrateLaunches(const RecordOptions& run, const std::string& work_dir);
 
 // libgpuscope_collector.so beside the running executable (<bin>/../lib/), or $GPUSCOPE_COLLECTOR.
 std::string defaultCollectorPath();

@@ -268,6 +268,7 @@ Status mergeTraces(const std::vector<std::string>& inputs, const std::string& ou
         out->append(DataQualityRow{std::nullopt, Severity::kInfo, "recording_window",
                                    static_cast<int64_t>(options.windows.size()), options.window_note, std::nullopt}));
   }
+  for (const DataQualityRow& note : options.notes) GPUSCOPE_RETURN_IF_ERROR(out->append(note));
   GPUSCOPE_RETURN_IF_ERROR(out->append(TraceInfoRow{"created_by", "gpuscope merge"}));
   return out->finish();
 }

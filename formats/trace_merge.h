@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "formats/status.h"
+#include "formats/trace_schema.h"
 
 namespace gpuscope {
 
@@ -25,6 +26,9 @@ struct MergeOptions {
   // Where `record --torch`, `--cupy` or `--jax` left the Python bridge's allocator files (torch-<pid>.json,
   // cupy-<pid>.json, jax-<pid>.json): each is added to the session of its process. Empty: none.
   std::string torch_memory_dir;
+  // Rows about the whole recording, added to the merged trace's data_quality (the recording's cost per kernel
+  // launch that `record` measured after the program).
+  std::vector<schema::DataQualityRow> notes;
 };
 
 // The spans of NVTX ranges named `name` in the traces, for --capture-range.

@@ -251,6 +251,23 @@ TEST(TimelineAnalysis, FixturesShowTheirKnownBottlenecks) {
   EXPECT_GT(streams.copy_overlap_ns, 0);
 }
 
+// The recording's cost per launch that `record` measured after the program (a trace-wide data-quality row) is
+// what the launch-bound gaps lose to recording; a trace without one takes the H100 host's figure.
+TEST(TimelineAnalysis, TheMeasuredRecordingCostIsTakenOffLaunchGaps) {
+  TraceData trace = loadForTest(testing::fixturePath("pytorch_launch_loop.gpuscope"));
+  ASSERT_FALSE(measuredRecordingCost(trace));
+  EXPECT_EQ(recordingCostPerLaunch(trace, 0), kRecordingCostPerLaunchNs);
+  const IdleBreakdown fallback = analyzeTimeline(trace).at(0).idle;
+  trace.data_quality.push_back({std::nullopt, schema::Severity::kInfo, "recording_cost_per_launch", 5'000, "", {}});
+  EXPECT_EQ(recordingCostPerLaunch(trace, 0), 5'000);
+  const IdleBreakdown measured = analyzeTimeline(trace).at(0).idle;
+  EXPECT_GT(measured.recording_ns, fallback.recording_ns * 3 / 2);
+  EXPECT_EQ(measured.launch_bound_ns + measured.recording_ns, fallback.launch_bound_ns + fallback.recording_ns);
+  // An imported trace carries no collector's cost, measured or not.
+  trace.sessions[0].command_line = "imported from kineto.json";
+  EXPECT_EQ(recordingCostPerLaunch(trace, 0), 0);
+}
+
 TEST(TimelineAnalysis, OnlyInsideTheWindows) {
   TempDir dir;
   TraceBuilder b(dir.path("t.gpuscope"));

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "formats/trace_reader.h"
 #include "tests/support/sample_trace.h"
 
 namespace gpuscope {
@@ -223,6 +224,73 @@ TEST_F(LauncherRun, CupyBridgeFailuresLeaveThePythonProgramAlone) {
   EXPECT_EQ(WEXITSTATUS(f.wait_status), 3);
   EXPECT_EQ(f.out, "7\n");
   EXPECT_NE(f.err.find("gpuscope: CuPy bridge not installed"), std::string::npos) << f.err;
+}
+
+// The merged trace's rows about the recording's cost per launch.
+std::vector<schema::DataQualityRow> costRows(const std::string& trace) {
+  Result<TraceReader> reader = TraceReader::open(trace);
+  EXPECT_TRUE(reader) << reader.status().message();
+  std::vector<schema::DataQualityRow> rows;
+  if (!reader) return rows;
+  Result<std::vector<schema::DataQualityRow>> all = reader->readAll<schema::DataQualityRow>();
+  EXPECT_TRUE(all);
+  for (const schema::DataQualityRow& row : all ? *all : rows) {
+    if (row.code.starts_with("recording_cost")) rows.push_back(row);
+  }
+  return rows;
+}
+
+// `record` (with extra options) of a "program" that leaves a real recorded trace where the collector would have
+// written its own, with CALIBRATOR (a shell script) in gpuscope-calibrate's place; writes dir/OUTPUT.
+Finished recordWithCalibrator(TempDir& dir, const std::string& calibrator, const std::string& output,
+                              const std::vector<std::string>& options = {}) {
+  testing::writeFile(dir.path("calibrator"), "#!/bin/sh\n" + calibrator);
+  chmod(dir.path("calibrator").c_str(), 0755);
+  setenv("GPUSCOPE_CALIBRATOR", dir.path("calibrator").c_str(), 1);
+  std::vector<std::string> args = {"record"};
+  args.insert(args.end(), options.begin(), options.end());
+  const std::string fixture = testing::fixturePath("pytorch_launch_loop.gpuscope");
+  args.insert(args.end(), {"-o", dir.path(output), "--", "sh", "-c",
+                           "cp '" + fixture + "' \"$GPUSCOPE_OUTPUT_DIR/gpuscope-1.gpuscope\""});
+  Finished f = runGpuscope(args, dir);
+  unsetenv("GPUSCOPE_CALIBRATOR");
+  EXPECT_TRUE(WIFEXITED(f.wait_status) && WEXITSTATUS(f.wait_status) == 0) << f.err;
+  return f;
+}
+
+// After the program, the calibrator runs plain and with the collector in turn, three times each; the trace keeps
+// the difference of the medians. A stand-in prints what a GPU host's runs printed (H200, 2026-11-29: 3.3-4.1 us
+// plain, 4.0-6.2 recorded), an outlier among each three, and fails where the collector is not as it should be;
+// the real calibrator on a GPU is RecordSample.RecordingCostIsMeasured's.
+TEST_F(LauncherRun, RecordingCostPerLaunchIsMeasuredAfterTheProgram) {
+  TempDir dir;
+  const std::string calibrator =
+      "n=$(cat \"$0.n\" 2>/dev/null || echo 0); echo $((n + 1)) > \"$0.n\"\n"
+      "[ $((n % 2)) = 1 ] && [ ! -d \"$GPUSCOPE_OUTPUT_DIR\" -o -z \"$CUDA_INJECTION64_PATH\" ] && exit 1\n"
+      "[ $((n % 2)) = 0 ] && [ -n \"$CUDA_INJECTION64_PATH\" ] && exit 1\n"
+      "case $n in 0) echo 3700;; 1) echo 6650;; 2) echo 9000;; 3) echo 20000;; 4) echo 3600;; 5) echo 6600;; esac\n";
+  recordWithCalibrator(dir, calibrator, "t.gpuscope");
+  const std::vector<schema::DataQualityRow> rows = costRows(dir.path("t.gpuscope"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].code, "recording_cost_per_launch");
+  EXPECT_EQ(rows[0].count, 2950);
+  EXPECT_FALSE(rows[0].session_id);
+  EXPECT_NE(rows[0].message.find("3.70 us a launch plain and 6.65 us recorded"), std::string::npos) << rows[0].message;
+  recordWithCalibrator(dir, calibrator, "u.gpuscope", {"--no-calibrate"});
+  EXPECT_TRUE(costRows(dir.path("u.gpuscope")).empty());
+}
+
+// Where the calibrator cannot run (no GPU here, or a broken one), the trace says so and keeps everything else.
+TEST_F(LauncherRun, RecordingCostNotMeasuredSaysWhy) {
+  TempDir dir;
+  recordWithCalibrator(dir, "echo 'no usable GPU: no CUDA-capable device' >&2\nexit 1\n", "t.gpuscope");
+  const std::vector<schema::DataQualityRow> rows = costRows(dir.path("t.gpuscope"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].code, "recording_cost_not_measured");
+  EXPECT_NE(rows[0].message.find("no usable GPU: no CUDA-capable device"), std::string::npos) << rows[0].message;
+  Result<TraceReader> reader = TraceReader::open(dir.path("t.gpuscope"));
+  ASSERT_TRUE(reader);
+  EXPECT_GT(*reader->count<schema::KernelRow>(), 0);
 }
 
 TEST_F(LauncherRun, TorchWithoutTheBridgeIsAClearError) {

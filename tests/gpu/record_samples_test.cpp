@@ -111,6 +111,17 @@ TEST_F(RecordSample, LaunchBound) {
   EXPECT_EQ(query(r, "SELECT count(*) FROM data_quality WHERE code = 'dropped_records'"), 0);
 }
 
+// After the program, the real gpuscope-calibrate ran plain and recorded: the trace holds what recording added to a
+// launch on this machine (2.45 us on an H100 host by tests/bench/launch_cost.cu; bounds far outside any host's).
+TEST_F(RecordSample, RecordingCostIsMeasured) {
+  TraceReader r = record("launch_bound");
+  EXPECT_EQ(query(r, "SELECT count(*) FROM data_quality WHERE code = 'recording_cost_not_measured'"), 0) << err_;
+  EXPECT_EQ(query(r,
+                  "SELECT count(*) FROM data_quality WHERE code = 'recording_cost_per_launch' AND session_id IS "
+                  "NULL AND count BETWEEN 200 AND 20000"),
+            1);
+}
+
 TEST_F(RecordSample, PageableSync) {
   TraceReader r = record("pageable_sync", "--trace cuda,api,sync");
   EXPECT_EQ(query(r, "SELECT count(*) FROM memcpy WHERE copy_kind = 1 AND src_kind = 1"), 40);  // HtoD, pageable
