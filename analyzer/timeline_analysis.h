@@ -95,7 +95,8 @@ std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace);
 std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& trace);
 // The calls of one process (index into trace.sessions) in which its host waited for the GPU (synchronize
 // calls, synchronous copies and copies into pageable memory, launch calls of 100 µs or more: the launch queue was
-// full), merged: time that is not the host's own work.
+// full; and of a launch call queued 1 ms or more behind the GPU's work, what it took beyond twice the process's
+// median launch call), merged: time that is not the host's own work.
 std::vector<Interval> hostWaitCalls(const TraceData& trace, int32_t session);
 // Every CUDA call of one process (all its threads), merged: between them its host does work of its own.
 std::vector<Interval> cudaCalls(const TraceData& trace, int32_t session);

@@ -173,6 +173,23 @@ TEST(TimelineAnalysis, HostWaitCallsCountBlockedLaunches) {
   EXPECT_EQ(waits[1].end, 990'000);
 }
 
+// A launch call made while the host runs 1 ms or more ahead of the GPU, and longer than twice the process's median
+// launch call, waited for room in the launch queue beyond that median; a long call whose kernel starts at once,
+// or a queued one of ordinary length, is the host's own time.
+TEST(TimelineAnalysis, LaunchesQueuedBehindTheGpuWaitBeyondAnOrdinaryLaunch) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  for (int64_t i = 0; i < 9; ++i) b.kernel("k", 10'000 * i + 2'000, 10'000 * i + 3'000, 7, 10'000 * i, 500);
+  b.kernel("queued", 1'760'000, 1'761'000, 7, 200'000, 60'000);  // started 1.5 ms after its call returned
+  b.kernel("at_once", 361'000, 362'000, 7, 300'000, 60'000);     // the host's own 60 µs
+  b.kernel("ordinary", 2'000'000, 2'001'000, 7, 400'000, 800);   // queued, but no longer than a launch
+  ASSERT_TRUE(b.finish());
+  const std::vector<Interval> waits = hostWaitCalls(loadForTest(dir.path("t.gpuscope")), 0);
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_EQ(waits[0].start, 200'500);  // the median launch call (500 ns) is the host's
+  EXPECT_EQ(waits[0].end, 260'000);
+}
+
 // A copy from the device into pageable memory returns once its data is there, whatever its call is named (CuPy
 // reads a scalar back with cudaMemcpyAsync): the host waited for the GPU, and the GPU's idle until the host's next
 // launch follows that wait, as after a synchronize call.

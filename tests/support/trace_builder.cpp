@@ -49,10 +49,10 @@ TraceBuilder& TraceBuilder::api(const std::string& name, int64_t start_ns, int64
 }
 
 TraceBuilder& TraceBuilder::kernel(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t stream,
-                                   int64_t launch_ns) {
+                                   int64_t launch_ns, int64_t launch_call_ns) {
   const int64_t correlation = next_correlation_++;
   const int64_t launch = launch_ns >= 0 ? launch_ns : start_ns - 1000;
-  api("cudaLaunchKernel", launch, launch + 500, correlation);
+  api("cudaLaunchKernel", launch, launch + launch_call_ns, correlation);
   KernelConfigRow config;
   config.name = writer_.intern(name);
   config.grid_x = config.grid_y = config.grid_z = config.block_y = config.block_z = 1;

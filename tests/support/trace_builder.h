@@ -19,8 +19,9 @@ class TraceBuilder {
   TraceBuilder(const std::string& path, int64_t rank, const std::string& host);
 
   // A kernel on a stream, launched by cudaLaunchKernel at launch_ns (or 1 µs before start when < 0).
+  // Launched by a cudaLaunchKernel call at launch_ns (default: 1 µs before it starts) that takes launch_call_ns.
   TraceBuilder& kernel(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t stream = 7,
-                       int64_t launch_ns = -1);
+                       int64_t launch_ns = -1, int64_t launch_call_ns = 500);
   TraceBuilder& copy(schema::CopyKind kind, schema::MemoryKind src, int64_t bytes, int64_t start_ns, int64_t end_ns,
                      int64_t stream = 7);
   TraceBuilder& memset(int64_t bytes, int64_t start_ns, int64_t end_ns, int64_t stream = 7);
