@@ -5,8 +5,11 @@ timed by the program's own clock (its last "N ms/step" line). The `record --torc
 that the advisor's step, taken from the hook-free steps, can be set against the plain clock too.
 
 Usage (on the GPU machine, repository root, after `source scripts/gpu-env`):
-  python3 bench/cost/record_cost.py --carry DIR --out DIR [--rounds N] [--budget SECONDS] CASE...
+  python3 bench/cost/record_cost.py --carry DIR --out DIR [--rounds N] [--budget SECONDS] [--cpus LIST] CASE...
 CASE: a folder of bench/corpus/ (its program.py runs). Writes OUT/record_cost.json and OUT/traces/CASE.gpuscope.
+--cpus pins every run to those cores (taskset -c LIST): unpinned, two plain runs of one program differed by up to
+50 % on a shared host. Only the `record --torch` run measures the recording's cost per launch after the program
+(the trace the advisor reads); the other recordings skip it (--no-calibrate).
 """
 
 import argparse
@@ -39,16 +42,17 @@ def variants(carry, script, trace_path):
         "plain": (python, {}),
         "bare_cupti": (python, {"CUDA_INJECTION64_PATH": str(carry / "lib" / "libbare_cupti_injection.so"),
                                 "BARE_CUPTI_KINDS": BARE_KINDS}),
-        "record": (record + ["-o", "/tmp/cost-record.gpuscope", "--"] + python, {}),
+        "record": (record + ["--no-calibrate", "-o", "/tmp/cost-record.gpuscope", "--"] + python, {}),
         "record_torch": (record + ["--torch", "-o", str(trace_path), "--"] + python, {}),
-        "record_torch_all": (record + ["--torch", "--torch-steps", "all", "-o", "/tmp/cost-all.gpuscope", "--"]
-                             + python, {}),
+        "record_torch_all": (record + ["--no-calibrate", "--torch", "--torch-steps", "all", "-o",
+                                       "/tmp/cost-all.gpuscope", "--"] + python, {}),
         "torch_profiler": ([sys.executable, "-c", PROFILER, str(script)], {}),
     }
 
 
-def run(command, extra_env, log):
+def run(command, extra_env, log, cpus=None):
     env = dict(os.environ, **extra_env)
+    command = ["taskset", "-c", cpus] + command if cpus else command
     start = time.monotonic()
     try:
         done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, errors="replace",
@@ -67,6 +71,7 @@ def main():
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--budget", type=float, default=520, help="start no program after this many seconds")
+    parser.add_argument("--cpus", help="pin every run to these cores (taskset -c)")
     parser.add_argument("cases", nargs="+")
     args = parser.parse_args()
     (args.out / "traces").mkdir(parents=True, exist_ok=True)
@@ -81,8 +86,8 @@ def main():
             for _ in range(args.rounds):
                 trace = args.out / "traces" / f"{case}.gpuscope"
                 for name, (command, env) in variants(args.carry, script, trace).items():
-                    runs[name].append(run(command, env, log))
-            runs["plain"].append(run(*variants(args.carry, script, Path())["plain"], log))  # drift check
+                    runs[name].append(run(command, env, log, args.cpus))
+            runs["plain"].append(run(*variants(args.carry, script, Path())["plain"], log, args.cpus))  # drift check
             print(case, {k: [r["ms_step"] for r in v] for k, v in runs.items()}, flush=True)
     (args.out / "record_cost.json").write_text(json.dumps(results, indent=1))
 
