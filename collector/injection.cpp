@@ -29,15 +29,19 @@ static void pinLibrary() {
   }
 }
 
+// The off switch: GPUSCOPE_DISABLE set to anything but 0.
+static bool disabled() {
+  const char* off = std::getenv("GPUSCOPE_DISABLE");
+  return off && *off && std::strcmp(off, "0") != 0;
+}
+
 // The NVTX loader and the CUDA driver may each load this library, and not always as one copy: the
 // environment, which every copy in the process shares, says whether one of them has started already.
 static void startCollectorOnce(const char* entry) {
   static std::atomic<bool> started{false};
   const bool debug = std::getenv("GPUSCOPE_DEBUG") != nullptr;
   if (debug) std::fprintf(stderr, "gpuscope[%d]: %s called in library copy %p\n", getpid(), entry, (void*)&started);
-  if (started.exchange(true)) return;
-  const char* disabled = std::getenv("GPUSCOPE_DISABLE");
-  if (disabled && *disabled && std::strcmp(disabled, "0") != 0) return;  // the off switch
+  if (started.exchange(true) || disabled()) return;
   const std::string me = std::to_string(getpid());
   const char* owner = std::getenv("GPUSCOPE_COLLECTOR_PID");
   if (owner && me == owner) {
@@ -58,7 +62,11 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
 // activity records. The collector is started first so marker recording is on from the first range.
 // cuptiNvtxInitialize* return a CUptiResult (0 = success) while the NVTX loader expects 1 for success (and
 // unloads the library on 0), so the result is translated, as libcupti's own InitializeInjectionNvtx2 does.
+// Switched off, NVTX is left alone: the loader, told the injection failed, makes every NVTX call a no-op. Handed
+// to a CUPTI nobody set up, a checkpointed PyTorch model's ranges (`record --torch` with GPUSCOPE_DISABLE=1)
+// ended in a segmentation fault on an H200 (2026-11-29).
 static int handOverNvtx(const char* entry, int (*cupti_init)(void*), void* get_export_table) {
+  if (disabled()) return 0;
   startCollectorOnce(entry);
   const int result = cupti_init(get_export_table);
   if (std::getenv("GPUSCOPE_DEBUG")) {

@@ -1,5 +1,6 @@
 // `gpuscope record` around ordinary (non-CUDA) programs: the program's output, exit status and signals
 // pass through unchanged.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -291,6 +292,29 @@ TEST_F(LauncherRun, RecordingCostNotMeasuredSaysWhy) {
   Result<TraceReader> reader = TraceReader::open(dir.path("t.gpuscope"));
   ASSERT_TRUE(reader);
   EXPECT_GT(*reader->count<schema::KernelRow>(), 0);
+}
+
+// Switched off, the collector tells the NVTX loader its injection failed, so NVTX calls are no-ops, instead of
+// handing NVTX to a CUPTI nobody set up (a checkpointed PyTorch model recorded with `--torch` and
+// GPUSCOPE_DISABLE=1 died of a segmentation fault there, H200, 2026-11-29).
+TEST_F(LauncherRun, SwitchedOffTheCollectorLeavesNvtxAlone) {
+#ifdef GPUSCOPE_CUDA_STUB
+  // Without a driver, the toolkit's stub stands in for libcuda.so.1 (its soname), which the collector links.
+  if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL)) dlopen(GPUSCOPE_CUDA_STUB, RTLD_NOW | RTLD_GLOBAL);
+#endif
+  void* collector = dlopen((testing::binDir() + "/../lib/libgpuscope_collector.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_TRUE(collector) << dlerror();
+  auto initialize = reinterpret_cast<int (*)(void*)>(dlsym(collector, "InitializeInjectionNvtx2"));
+  ASSERT_TRUE(initialize);
+  setenv("GPUSCOPE_DISABLE", "1", 1);
+  setenv("GPUSCOPE_DEBUG", "1", 1);
+  ::testing::internal::CaptureStderr();
+  const int result = initialize(nullptr);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  unsetenv("GPUSCOPE_DEBUG");
+  unsetenv("GPUSCOPE_DISABLE");
+  EXPECT_EQ(result, 0);
+  EXPECT_EQ(said, "") << "neither the collector nor CUPTI was asked to start";
 }
 
 TEST_F(LauncherRun, TorchWithoutTheBridgeIsAClearError) {
