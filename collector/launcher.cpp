@@ -450,7 +450,8 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
   }
   Result<MergeOptions> merge = windowsFor(options, files, start_ns);
   if (merge && (run.torch || run.cupy || run.jax)) merge->torch_memory_dir = *parts;
-  if (merge && run.calibrate && run.trace.find("cuda") != std::string::npos) {
+  // Not after a program killed by a signal (Ctrl-C, a job's time limit): the trace is wanted now.
+  if (merge && run.calibrate && WIFEXITED(outcome.wait_status) && run.trace.find("cuda") != std::string::npos) {
     const std::string calibration = *parts + "/calibration";
     if (fs::create_directory(calibration, ec)) merge->notes.push_back(calibrateLaunches(run, calibration));
   }

@@ -244,7 +244,7 @@ std::vector<schema::DataQualityRow> costRows(const std::string& trace) {
 // `record` (with extra options) of a "program" that leaves a real recorded trace where the collector would have
 // written its own, with CALIBRATOR (a shell script) in gpuscope-calibrate's place; writes dir/OUTPUT.
 Finished recordWithCalibrator(TempDir& dir, const std::string& calibrator, const std::string& output,
-                              const std::vector<std::string>& options = {}) {
+                              const std::vector<std::string>& options = {}, const std::string& then = "") {
   testing::writeFile(dir.path("calibrator"), "#!/bin/sh\n" + calibrator);
   chmod(dir.path("calibrator").c_str(), 0755);
   setenv("GPUSCOPE_CALIBRATOR", dir.path("calibrator").c_str(), 1);
@@ -252,10 +252,12 @@ Finished recordWithCalibrator(TempDir& dir, const std::string& calibrator, const
   args.insert(args.end(), options.begin(), options.end());
   const std::string fixture = testing::fixturePath("pytorch_launch_loop.gpuscope");
   args.insert(args.end(), {"-o", dir.path(output), "--", "sh", "-c",
-                           "cp '" + fixture + "' \"$GPUSCOPE_OUTPUT_DIR/gpuscope-1.gpuscope\""});
+                           "cp '" + fixture + "' \"$GPUSCOPE_OUTPUT_DIR/gpuscope-1.gpuscope\"" + then});
   Finished f = runGpuscope(args, dir);
   unsetenv("GPUSCOPE_CALIBRATOR");
-  EXPECT_TRUE(WIFEXITED(f.wait_status) && WEXITSTATUS(f.wait_status) == 0) << f.err;
+  if (then.empty()) {
+    EXPECT_TRUE(WIFEXITED(f.wait_status) && WEXITSTATUS(f.wait_status) == 0) << f.err;
+  }
   return f;
 }
 
@@ -279,6 +281,10 @@ TEST_F(LauncherRun, RecordingCostPerLaunchIsMeasuredAfterTheProgram) {
   EXPECT_NE(rows[0].message.find("3.70 us a launch plain and 6.65 us recorded"), std::string::npos) << rows[0].message;
   recordWithCalibrator(dir, calibrator, "u.gpuscope", {"--no-calibrate"});
   EXPECT_TRUE(costRows(dir.path("u.gpuscope")).empty());
+  // A program killed by a signal (Ctrl-C, a job's time limit): its trace at once, with no calibration after it.
+  const Finished killed = recordWithCalibrator(dir, calibrator, "v.gpuscope", {}, "; kill -TERM $$");
+  ASSERT_TRUE(WIFSIGNALED(killed.wait_status)) << killed.err;
+  EXPECT_TRUE(costRows(dir.path("v.gpuscope")).empty());
 }
 
 // Where the calibrator cannot run (no GPU here, or a broken one), the trace says so and keeps everything else.
