@@ -216,9 +216,7 @@ std::vector<Interval> queueWaits(const TraceData& t, int32_t session) {
     if (launched_at[i] >= 0) durations.push_back(a.end_ns[i] - a.start_ns[i]);
   }
   if (durations.empty()) return {};
-  std::nth_element(durations.begin(), durations.begin() + static_cast<ptrdiff_t>(durations.size() / 2),
-                   durations.end());
-  const int64_t typical = durations[durations.size() / 2];
+  const int64_t typical = summarize(durations).median;
   std::vector<Interval> waits;
   for (size_t i = 0; i < a.size(); ++i) {
     if (launched_at[i] - a.end_ns[i] >= kHostAheadNs && a.end_ns[i] - a.start_ns[i] > 2 * typical) {

@@ -37,7 +37,7 @@ constexpr OptionSpec kOptions[] = {
      "with --torch: annotate the first N steps with module ranges (default 5), then remove the hooks so the "
      "later steps run at the program's own speed and give the timings; 'all' keeps them for every step"},
     {"no-calibrate", 0, "",
-     "skip measuring, after the program, what recording adds to a kernel launch on this machine (about a second; "
+     "skip measuring, after the program, what recording adds to a kernel launch on this machine (about 2.4 s; "
      "the advisor then takes off an H100 host's figure)"},
     {"force", 'f', "", "overwrite the output file if it exists"},
     {"quiet", 'q', "", "no summary after the program ends"},
