@@ -176,6 +176,8 @@ const Command& applyCommand() {
       "single process, at the first later window of 10 steps whose mean loss differs. A compiled model\n"
       "compiles once for each way the program calls it (training or evaluation, with or without gradients):\n"
       "calls with shapes it has not seen run as written, never compiled again in the program's steps.\n"
+      "A fix that raises inside the model's forward (a compile or graph-capture error; under autocast, a\n"
+      "dtype error) is rolled back there: that call runs again as written, and every later one.\n"
       "--record records the run with the plan as `gpuscope record --torch` would; compare with the first\n"
       "recording using `gpuscope diff`.\n"
       "When the plan as a whole fails (a fix rolled back, results that differ, another exit code), PROGRAM\n"

@@ -309,6 +309,50 @@ TEST_F(RecordSample, TorchApplyAppliesEveryKindOfFix) {
   EXPECT_EQ(query(*r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'optimizer.step (AdamW)'"), 6);
 }
 
+// `gpuscope apply --plan` with one fix of KIND (the plan written here) on a Python program, run plain first: the
+// program's exit code and output must be the same; returns what the bridge said on stderr.
+std::string applyOneFix(const TempDir& dir, const std::string& fix, const std::string& program) {
+  testing::writeFile(dir.path("plan.json"), R"({"format": "gpuscope-plan", "version": 1, "trace": "t",
+    "step_basis": "run", "measured": {"step_time_ns": 1, "peak_memory_bytes": 1},
+    "predicted": {"step_time_ns": 1, "peak_memory_bytes": 1}, "prediction_basis": "none", "fixes": [)" +
+                                                fix + "]}");
+  const std::string plain = "python3 " + program + " >" + dir.path("plain") + " 2>" + dir.path("plain_err");
+  EXPECT_EQ(std::system(plain.c_str()), 0) << testing::readFile(dir.path("plain_err"));
+  const std::string cmd = testing::gpuscopeBinary() + " apply --plan " + dir.path("plan.json") + " -- python3 " +
+                          program + " >" + dir.path("applied") + " 2>" + dir.path("applied_err");
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << testing::readFile(dir.path("applied_err"));
+  EXPECT_EQ(testing::readFile(dir.path("applied")), testing::readFile(dir.path("plain")));
+  return testing::readFile(dir.path("applied_err"));
+}
+
+// Autocast makes a mixture-of-experts layer's experts return bf16, which its index assignment into an fp32 buffer
+// refuses: the fix is rolled back at that call, the call runs again as written, and the program's results are
+// those of the run without gpuscope (issue 26: a fix forced to fail).
+TEST_F(RecordSample, ApplyRollsBackAutocastThatBreaksTheForward) {
+  if (std::system("python3 -c 'import torch' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no PyTorch for python3";
+  const std::string err =
+      applyOneFix(dir_, R"({"id": "precision-1", "kind": "precision", "rule": "r", "setting": "bf16_autocast"})",
+                  sourceFile("tests/python/programs/expert_routing.py"));
+  EXPECT_NE(err.find("precision-1 (precision): rolled back: RuntimeError: Index put requires the source and "
+                     "destination dtypes match"),
+            std::string::npos)
+      << err;
+}
+
+// CUDA graphs over a generation loop's KV cache: `apply` must not crash the program nor change one greedy token
+// (issue 26); the graphs are given up for the cache the forward is handed back.
+TEST_F(RecordSample, ApplyKeepsTheTokensOfAGenerationLoop) {
+  if (std::system("python3 -c 'import torch, transformers' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "no PyTorch with transformers for python3";
+  }
+  const std::string err = applyOneFix(dir_, R"({"id": "cuda_graphs-1", "kind": "cuda_graphs", "rule": "r"})",
+                                      sourceFile("tests/gpu/kv_generate.py"));
+  EXPECT_NE(err.find("cuda_graphs-1 (cuda_graphs): rolled back: CUDA graphs: the forward is handed tensors its "
+                     "previous call returned"),
+            std::string::npos)
+      << err;
+}
+
 // `gpuscope advise TRACE --format json`, parsed (null when it fails).
 nlohmann::json adviceJson(const TempDir& dir, const std::string& trace) {
   const std::string out = dir.path(std::filesystem::path(trace).stem().string() + "_advice.json");

@@ -224,6 +224,28 @@ class Guards(PlanCase):
             self.assertTrue(torch.equal(grad, got["grads"][name]), name)
 
 
+    def test_autocast_that_breaks_the_forward_is_rolled_back(self):
+        plain, _ = self.json_output("expert_routing.py")
+        applied, lines = self.json_output("expert_routing.py",
+                                          plan=self.plan({"kind": "precision", "setting": "bf16_autocast"}))
+        self.assertEqual(applied, plain)  # the failed call ran again as written, and every later one
+        self.assertEqual(len(lines), 3, lines)
+        self.assertIn("applied: each forward of ExpertRouting runs under torch.autocast(bfloat16)", lines[1])
+        self.assertIn("precision-1 (precision): rolled back: RuntimeError: Index put requires the source and "
+                      "destination dtypes match", lines[2])
+
+    def test_autocast_under_a_compile_that_fails_is_rolled_back_too(self):
+        no_compiler = {"CXX": "/bin/false"}
+        plan = self.plan({"kind": "precision", "setting": "bf16_autocast"}, {"kind": "fusion"})
+        plain = support.run_ok(self, "expert_routing.py", extra_env=no_compiler)
+        applied = support.run_ok(self, "expert_routing.py", plan=plan, extra_env=no_compiler)
+        self.assertEqual(json.loads(applied.stdout), json.loads(plain.stdout))
+        lines = support.bridge_lines(applied.stderr)
+        self.assertTrue(any("fusion-2 (fusion): rolled back" in line for line in lines), lines)
+        self.assertTrue(any("precision-1 (precision): rolled back: RuntimeError: Index put" in line for line in lines),
+                        lines)
+
+
 class CompiledForward(PlanCase):
     def test_keeps_the_signature_callers_read(self):
         plain, _ = self.json_output("signature.py")

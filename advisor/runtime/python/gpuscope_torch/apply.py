@@ -370,7 +370,31 @@ def _apply_to_model(module):
                 if note.startswith("applied"):
                     _applied.setdefault(kind, []).append(waiting_fix)
                 del _waiting[key]
+    if any(change.kind == "autocast" for change in changes):
+        module.forward = _autocast_guarded(module.forward)  # outermost: a compiled forward's guard runs inside it
     return changes
+
+
+def _autocast_guarded(forward):
+    """A root forward whose calls run under the plan's autocast, guarded: the first error raised inside one (a
+    dtype error, such as a bf16 result written by index into the model's fp32 buffer) rolls autocast back for
+    good, and the call runs again as the script wrote it. Autocast is entered by the root's forward pre-hook
+    (_root_pre), outside the forward: the hook cannot take the error back, this can."""
+
+    @functools.wraps(forward)
+    def run(*args, **kwargs):
+        ours = _autocast and "autocast" in _active  # entered around this call by _root_pre
+        if not ours:
+            return forward(*args, **kwargs)
+        try:
+            return forward(*args, **kwargs)
+        except Exception as error:
+            first_line = (str(error).strip().splitlines() or [""])[0]
+            _roll_back("autocast", f"{type(error).__name__}: {first_line[:300]}")
+            _autocast.pop().__exit__(None, None, None)  # the script's own autocast, if any, is in force again
+            return forward(*args, **kwargs)
+
+    return run
 
 
 def _roll_back(kind, reason):
