@@ -226,6 +226,9 @@ TEST_F(RecordSample, TorchBridgeRecordsModulesAndTensors) {
             5);
   EXPECT_EQ(query(r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'optimizer.step (AdamW)'"), 6);
   EXPECT_GT(query(r, "SELECT count(*) FROM allocator_event WHERE action = 1"), 1000);
+  // Frees as the analyzer reads them (free_completed); the requests before them are not recorded (memory.py).
+  EXPECT_GT(query(r, "SELECT count(*) FROM allocator_event WHERE action = 3"), 1000);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM allocator_event WHERE action = 2"), 0);
   EXPECT_EQ(query(r, "SELECT count(*) FROM tensor_role WHERE role = 1"), 28);
   EXPECT_EQ(query(r, "SELECT count(*) FROM tensor_role WHERE role = 4"), 56);
 }
