@@ -5,7 +5,8 @@ timed by the program's own clock (its last "N ms/step" line). The `record --torc
 that the advisor's step, taken from the hook-free steps, can be set against the plain clock too.
 
 Usage (on the GPU machine, repository root, after `source scripts/gpu-env`):
-  python3 bench/cost/record_cost.py --carry DIR --out DIR [--rounds N] [--budget SECONDS] [--cpus LIST] CASE...
+  python3 bench/cost/record_cost.py --carry DIR --out DIR [--rounds N] [--budget SECONDS] [--cpus LIST]
+                                    [--variants A,B,...] CASE...
 CASE: a folder of bench/corpus/ (its program.py runs). Writes OUT/record_cost.json and OUT/traces/CASE.gpuscope.
 --cpus pins every run to those cores (taskset -c LIST): unpinned, two plain runs of one program differed by up to
 50 % on a shared host. Only the `record --torch` run measures the recording's cost per launch after the program
@@ -32,6 +33,14 @@ PROFILER = (
     "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):\n"
     "    runpy.run_path(sys.argv[0], run_name='__main__')\n"
 )
+# PyTorch's allocator history alone, started as the bridge starts it (memory.py), without gpuscope.
+HISTORY = (
+    "import runpy, sys, torch\n"
+    "sys.argv = sys.argv[1:]\n"
+    "torch.cuda._lazy_call(lambda: torch.cuda.memory._record_memory_history(enabled='all', context=None,"
+    " stacks='python', max_entries=2000000))\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
 
 
 def variants(carry, script, trace_path):
@@ -47,6 +56,7 @@ def variants(carry, script, trace_path):
         "record_torch_all": (record + ["--no-calibrate", "--torch", "--torch-steps", "all", "-o",
                                        "/tmp/cost-all.gpuscope", "--"] + python, {}),
         "torch_profiler": ([sys.executable, "-c", PROFILER, str(script)], {}),
+        "allocator_history": ([sys.executable, "-c", HISTORY, str(script)], {}),
     }
 
 
@@ -72,6 +82,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--budget", type=float, default=520, help="start no program after this many seconds")
     parser.add_argument("--cpus", help="pin every run to these cores (taskset -c)")
+    parser.add_argument("--variants", default="plain,bare_cupti,record,record_torch,record_torch_all,torch_profiler",
+                        help="which runs, comma-separated (also: allocator_history, PyTorch's history alone)")
     parser.add_argument("cases", nargs="+")
     args = parser.parse_args()
     (args.out / "traces").mkdir(parents=True, exist_ok=True)
@@ -82,12 +94,15 @@ def main():
                 results[case] = {"skipped": "out of time"}
                 continue
             script = ROOT / "bench" / "corpus" / case / "program.py"
-            runs = results[case] = {name: [] for name in variants(args.carry, script, Path())}
+            chosen = args.variants.split(",")
+            runs = results[case] = {name: [] for name in chosen}
             for _ in range(args.rounds):
                 trace = args.out / "traces" / f"{case}.gpuscope"
-                for name, (command, env) in variants(args.carry, script, trace).items():
-                    runs[name].append(run(command, env, log, args.cpus))
-            runs["plain"].append(run(*variants(args.carry, script, Path())["plain"], log, args.cpus))  # drift check
+                commands = variants(args.carry, script, trace)
+                for name in chosen:
+                    runs[name].append(run(*commands[name], log, args.cpus))
+            if "plain" in chosen:  # drift check
+                runs["plain"].append(run(*variants(args.carry, script, Path())["plain"], log, args.cpus))
             print(case, {k: [r["ms_step"] for r in v] for k, v in runs.items()}, flush=True)
     (args.out / "record_cost.json").write_text(json.dumps(results, indent=1))
 
