@@ -246,6 +246,25 @@ class Guards(PlanCase):
                         lines)
 
 
+class ModelCopies(PlanCase):
+    """A model's copies made after the fixes went in (the best model so far, an EMA, torch.save of the whole
+    model) are the model as its class defines it, with the weights they were made with."""
+
+    def assert_copies_as_written(self, *fixes):
+        plain, _ = self.json_output("model_copies.py")
+        applied, lines = self.json_output("model_copies.py", plan=self.plan(*fixes))
+        self.assertTrue(any(": applied" in line for line in lines), lines)
+        self.assertNotAlmostEqual(plain["deepcopy"], plain["model"], places=3)  # the copies kept their weights
+        for name, value in plain.items():
+            self.assertAlmostEqual(applied[name], value, delta=1e-5 * abs(value), msg=name)
+
+    def test_under_autocast(self):
+        self.assert_copies_as_written({"kind": "precision", "setting": "bf16_autocast"})
+
+    def test_of_a_compiled_model(self):
+        self.assert_copies_as_written({"kind": "fusion"})
+
+
 class CompiledForward(PlanCase):
     def test_keeps_the_signature_callers_read(self):
         plain, _ = self.json_output("signature.py")

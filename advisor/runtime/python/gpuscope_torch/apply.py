@@ -60,6 +60,7 @@ import os
 import sys
 import threading
 import time
+import types
 import weakref
 
 import torch
@@ -371,8 +372,33 @@ def _apply_to_model(module):
                     _applied.setdefault(kind, []).append(waiting_fix)
                 del _waiting[key]
     if any(change.kind == "autocast" for change in changes):
-        module.forward = _autocast_guarded(module.forward)  # outermost: a compiled forward's guard runs inside it
+        # Outermost: a compiled forward's guard runs inside it.
+        module.forward = _PatchedForward(module, _autocast_guarded(module.forward))
     return changes
+
+
+class _PatchedForward:
+    """A root module's forward replaced by one of apply's (a guard, a compiled forward), as the module's own
+    attribute. The module's copies are not the model apply changed: copy.deepcopy and pickling (torch.save of the
+    whole model) give them the forward their class defines. A plain function there failed to pickle (the program
+    ended with PicklingError) and went into deep copies as it was, so that a copy kept as the best model so far
+    computed with the model's current weights."""
+
+    def __init__(self, module, run):
+        functools.update_wrapper(self, run)  # the forward's signature, which callers read (see _guarded)
+        self._module, self._run = module, run
+
+    def __call__(self, *args, **kwargs):
+        return self._run(*args, **kwargs)
+
+    def __deepcopy__(self, memo):
+        copied = memo.get(id(self._module))  # the module's copy, made before its attributes are copied
+        return self if copied is None else types.MethodType(type(copied).forward, copied)
+
+    def __reduce__(self):
+        # Unpickled before the module's attributes are set again: the attribute lookup finds the class's forward.
+        # builtins.getattr, so that the file loads where gpuscope is not installed.
+        return getattr, (self._module, "forward")
 
 
 def _autocast_guarded(forward):
@@ -725,8 +751,8 @@ def _at_first_forward(kind, fix, module):
     _stop_recording_hooks(module)
     # Switched off and on by _active alone: setting the module's attributes again would fail the compiled
     # code's guards on it and compile it once more.
-    module.forward = _guarded(kind, torch.compile(module.forward, mode=mode), module.forward, mode == "reduce-overhead",
-                              module, _attribute_tensors(module))
+    module.forward = _PatchedForward(module, _guarded(kind, torch.compile(module.forward, mode=mode), module.forward,
+                                                      mode == "reduce-overhead", module, _attribute_tensors(module)))
     return _Change(kind, f"applied: {type(module).__name__}.forward compiled (mode {mode!r})")
 
 
