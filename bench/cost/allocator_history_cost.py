@@ -20,9 +20,14 @@ round's timings taken back to back (the host's speed drifts between rounds by mo
 import argparse
 import json
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "advisor" / "runtime" / "python"))
+from gpuscope_torch import memory  # noqa: E402  (the bridge's own start of the history)
 
 
 def timed(loop, iterations):
@@ -51,10 +56,11 @@ def add(iterations):
 def history(mode):
     if mode == "off":
         torch.cuda.memory._record_memory_history(enabled=None)
-        return
-    skip = ["free_requested"] if mode == "bridge" else []
-    torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=2_000_000,
-                                             skip_actions=skip)
+    elif mode == "bridge":
+        memory._start()
+    else:  # every action, as the bridge started it before it skipped any
+        torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python",
+                                                 max_entries=memory._MAX_EVENTS)
 
 
 def main():

@@ -33,12 +33,13 @@ PROFILER = (
     "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):\n"
     "    runpy.run_path(sys.argv[0], run_name='__main__')\n"
 )
-# PyTorch's allocator history alone, started as the bridge starts it (memory.py), without gpuscope.
+# PyTorch's allocator history alone, started by the bridge's own code (memory.py), without the rest of gpuscope.
 HISTORY = (
     "import runpy, sys, torch\n"
+    f"sys.path.insert(0, {str(ROOT / 'advisor' / 'runtime' / 'python')!r})\n"
+    "from gpuscope_torch import memory\n"
     "sys.argv = sys.argv[1:]\n"
-    "torch.cuda._lazy_call(lambda: torch.cuda.memory._record_memory_history(enabled='all', context=None,"
-    " stacks='python', max_entries=2000000))\n"
+    "torch.cuda._lazy_call(memory._start)\n"
     "runpy.run_path(sys.argv[0], run_name='__main__')\n"
 )
 

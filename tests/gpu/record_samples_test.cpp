@@ -274,22 +274,27 @@ TEST_F(RecordSample, TorchrunJobIsOneTraceOfItsRanks) {
   EXPECT_NE(testing::readFile(stats).find("2 ranks on one host"), std::string::npos) << testing::readFile(stats);
 }
 
+// plan.json in DIR holding FIXES (their JSON objects, comma-separated), with placeholder measurements.
+void writePlan(const TempDir& dir, const std::string& fixes) {
+  testing::writeFile(dir.path("plan.json"), R"({"format": "gpuscope-plan", "version": 1, "trace": "t",
+    "step_basis": "run", "measured": {"step_time_ns": 1, "peak_memory_bytes": 1},
+    "predicted": {"step_time_ns": 1, "peak_memory_bytes": 1}, "prediction_basis": "none", "fixes": [)" +
+                                                fixes + "]}");
+}
+
 // apply --record with a plan of every fix kind: each applied (attention reported as needing code), the
 // program still trains, and the trace shows the change (bf16 GEMMs where the plain run had fp32 ones).
 TEST_F(RecordSample, TorchApplyAppliesEveryKindOfFix) {
   if (std::system("python3 -c 'import torch, transformers' >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "no PyTorch with transformers for python3";
   }
-  testing::writeFile(dir_.path("plan.json"), R"({"format": "gpuscope-plan", "version": 1, "trace": "t",
-    "step_basis": "run", "measured": {"step_time_ns": 1, "peak_memory_bytes": 1},
-    "predicted": {"step_time_ns": 1, "peak_memory_bytes": 1}, "prediction_basis": "none", "fixes": [
-    {"id": "precision-1", "kind": "precision", "rule": "r", "setting": "bf16_autocast"},
+  writePlan(dir_, R"({"id": "precision-1", "kind": "precision", "rule": "r", "setting": "bf16_autocast"},
     {"id": "optimizer-1", "kind": "optimizer", "rule": "r", "setting": "fused"},
     {"id": "allocator-1", "kind": "allocator", "rule": "r", "setting": "expandable_segments:True"},
     {"id": "data_loader-1", "kind": "data_loader", "rule": "r", "num_workers": 4, "pin_memory": true,
      "persistent_workers": true},
     {"id": "checkpoint-1", "kind": "checkpoint", "rule": "r", "segments": 2},
-    {"id": "attention-1", "kind": "attention", "rule": "r", "setting": "sdpa"}]})");
+    {"id": "attention-1", "kind": "attention", "rule": "r", "setting": "sdpa"})");
   const std::string program = "python3 " + sourceFile("samples/pytorch/bridge_train.py");
   const std::string trace = dir_.path("applied.gpuscope");
   const std::string cmd = testing::gpuscopeBinary() + " apply --plan " + dir_.path("plan.json") + " --record -o " +
@@ -312,13 +317,10 @@ TEST_F(RecordSample, TorchApplyAppliesEveryKindOfFix) {
   EXPECT_EQ(query(*r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'optimizer.step (AdamW)'"), 6);
 }
 
-// `gpuscope apply --plan` with one fix of KIND (the plan written here) on a Python program, run plain first: the
-// program's exit code and output must be the same; returns what the bridge said on stderr.
+// `gpuscope apply --plan` with one fix (its JSON; the plan written here) on a Python program, run plain first:
+// the program's exit code and output must be the same; returns what the bridge said on stderr.
 std::string applyOneFix(const TempDir& dir, const std::string& fix, const std::string& program) {
-  testing::writeFile(dir.path("plan.json"), R"({"format": "gpuscope-plan", "version": 1, "trace": "t",
-    "step_basis": "run", "measured": {"step_time_ns": 1, "peak_memory_bytes": 1},
-    "predicted": {"step_time_ns": 1, "peak_memory_bytes": 1}, "prediction_basis": "none", "fixes": [)" +
-                                                fix + "]}");
+  writePlan(dir, fix);
   const std::string plain = "python3 " + program + " >" + dir.path("plain") + " 2>" + dir.path("plain_err");
   EXPECT_EQ(std::system(plain.c_str()), 0) << testing::readFile(dir.path("plain_err"));
   const std::string cmd = testing::gpuscopeBinary() + " apply --plan " + dir.path("plan.json") + " -- python3 " +

@@ -415,12 +415,17 @@ def _autocast_guarded(forward):
         try:
             return forward(*args, **kwargs)
         except Exception as error:
-            first_line = (str(error).strip().splitlines() or [""])[0]
-            _roll_back("autocast", f"{type(error).__name__}: {first_line[:300]}")
+            _roll_back("autocast", _error_words(error))
             _autocast.pop().__exit__(None, None, None)  # the script's own autocast, if any, is in force again
             return forward(*args, **kwargs)
 
     return run
+
+
+def _error_words(error):
+    """A roll-back's reason: the error's type and the first line of its message."""
+    first_line = (str(error).strip().splitlines() or [""])[0]
+    return f"{type(error).__name__}: {first_line[:300]}"
 
 
 def _roll_back(kind, reason):
@@ -817,8 +822,7 @@ def _guarded(kind, changed, original, graphs, module, attributes):
             with _compiled_once(state, module):
                 out = state["changed"](*call_args, **call_kwargs)
         except Exception as error:
-            first_line = (str(error).strip().splitlines() or [""])[0]
-            _roll_back(kind, f"{type(error).__name__}: {first_line[:300]}")
+            _roll_back(kind, _error_words(error))
             return original(*args, **kwargs)
         # Over the first calls only: a loop keeps its outputs from the start, and each check costs host time.
         if graphs and state["calls"] <= _KEPT_CALLS:
