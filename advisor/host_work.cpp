@@ -138,7 +138,10 @@ int64_t parameterTensors(const Context& c) {
 HostWork measureHostWork(const Context& c) {
   HostWork h;
   if (!c.step.from_iterations || c.session == analysis::kNone) return h;
-  const std::vector<Interval> waits = analysis::hostWaitCalls(c.trace, c.session);
+  std::vector<Interval> waits = analysis::hostWaitCalls(c.trace, c.session);
+  const std::vector<Interval> fetches = analysis::resultFetchWaits(c.trace, c.device, c.activity.busy);
+  waits.insert(waits.end(), fetches.begin(), fetches.end());
+  waits = analysis::mergeIntervals(std::move(waits));
   measureSteps(c, waits, true, h);
   if (!h.measured) return h;
   // The allocator's synchronisations are waits, which the host's own work already leaves out.

@@ -17,6 +17,7 @@ std::vector<Rule> allRules() {
   all.push_back(pinnedAllocationRule());
   all.push_back(outOfMemoryRiskRule());
   all.push_back(rankMemoryImbalanceRule());
+  all.push_back(runtimeCompilationRule());
   return all;
 }
 

@@ -43,6 +43,7 @@ const Rule& stragglerRule();
 const Rule& pinnedAllocationRule();
 const Rule& outOfMemoryRiskRule();
 const Rule& rankMemoryImbalanceRule();
+const Rule& runtimeCompilationRule();
 const Rule& loadImbalanceRule();
 const Rule& collectiveBandwidthRule();
 // Whether NCCL's large operations reach under a quarter of the NVLink's bandwidth (collective_bandwidth's test):

@@ -351,7 +351,8 @@ std::optional<Finding> hostSync(const Context& c) {
   const int64_t staging = c.perStep(stagedCopies(c).idle_ns);
   const int64_t idle = std::max<int64_t>(0, c.perTimedStep(c.timeline.idle.after_sync_ns) - staging);
   if (c.shareOfStep(idle) < 0.03) return std::nullopt;
-  const int64_t syncs = syncsInSteps(c);
+  const int64_t fetches = c.timeline.idle.results_fetched;
+  const int64_t syncs = syncsInSteps(c) + fetches;
   if (!syncsEveryStep(c, syncs)) return std::nullopt;
   Finding f = startFinding(c, kRules[1]);
   f.title = "The host synchronises mid-step: " + formatDuration(idle) + " GPU idle " + perStepWords(c);
@@ -361,6 +362,14 @@ std::optional<Finding> hostSync(const Context& c) {
                         {stepRef(c)}});
   const std::string count = perStepCount(c, syncs);
   f.evidence.push_back({count + (count == "1" ? " synchronisation " : " synchronisations ") + perStepWords(c), {}});
+  if (fetches > 0) {
+    const std::string fetched = perStepCount(c, fetches);
+    f.evidence.push_back({"of them, " + fetched + (fetched == "1" ? " result" : " results") + " " + perStepWords(c) +
+                              " copied to the host by the runtime's own thread once the GPU had finished, the "
+                              "program waiting for the value before it issued more work (float(x), np.asarray(x), "
+                              "jax.device_get)",
+                          {}});
+  }
   f.gain = timeGain(c, idle, "the idle time measured after each synchronisation inside the steady steps");
   f.gain.idle_ns = f.gain.time_ns;
   setSeverity(f);

@@ -268,7 +268,10 @@ Iterations fromNvtx(const TraceData& t, const std::vector<int64_t>& launch, int3
   std::map<RangeKey, std::vector<Iteration>> groups;
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
     const std::string& name = t.text(t.nvtx.name[r]);
-    if (t.nvtx.kind[r] != schema::NvtxKind::kRange || isBridgeRange(name) || isLibraryRange(name)) continue;
+    if (t.nvtx.kind[r] != schema::NvtxKind::kRange || isBridgeRange(name) ||
+        isLibraryRange(name, t.text(t.nvtx.domain[r]))) {
+      continue;
+    }
     if (!inSession(t.nvtx.session[r], only)) continue;
     groups[{t.nvtx.session[r], t.nvtx.domain[r], withoutDigits(name), t.nvtx.thread_id[r]}].push_back(
         {t.nvtx.start_ns[r], t.nvtx.end_ns[r]});

@@ -31,7 +31,11 @@ bool isBridgeRange(std::string_view name) {
          name == kDataLoaderRange;
 }
 
-bool isLibraryRange(std::string_view name) {
+bool isLibraryRange(std::string_view name, std::string_view domain) {
+  // NVTX domains libraries name for themselves: CUB and Thrust (CCCL, one range per algorithm call), NCCL (one
+  // per collective), NVSHMEM, RAPIDS' RMM and libcudf.
+  constexpr std::array<std::string_view, 6> kLibraryDomains = {"CCCL", "NCCL", "NVSHMEM", "RMM", "libcudf", "cuDF"};
+  if (std::find(kLibraryDomains.begin(), kLibraryDomains.end(), domain) != kLibraryDomains.end()) return true;
   return name.starts_with("Thunk:#") || (name.starts_with("Xla") && name.find(":#") != std::string_view::npos);
 }
 
@@ -48,7 +52,7 @@ std::vector<PhaseRange> phaseRanges(const TraceData& t, int32_t session) {
     if (t.nvtx.kind[r] != schema::NvtxKind::kRange || t.nvtx.session[r] != session) continue;
     // XLA's compiler names its passes after what they do ("XlaPass:#name=all-gather-optimizer,…#",
     // "XlaOptimizeLlvmIr:#…#"): no phase of the program's.
-    if (isLibraryRange(t.text(t.nvtx.name[r]))) continue;
+    if (isLibraryRange(t.text(t.nvtx.name[r]), t.text(t.nvtx.domain[r]))) continue;
     const Phase p = phaseOfName(t.text(t.nvtx.name[r]));
     if (p == Phase::kNoPhase) continue;
     int64_t& kept = last[static_cast<size_t>(p)];

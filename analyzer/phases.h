@@ -34,9 +34,10 @@ inline constexpr std::string_view kApplyCheckDoneMark = "gpuscope: apply check d
 // written nor as applied, which no step and no peak of the run with the plan is taken from.
 inline constexpr std::string_view kApplyAsWrittenMark = "gpuscope: apply check runs the model as written";
 // Ranges a library adds on its own, whatever the program does: XLA's runtime ("Thunk:#hlo_op=…#",
-// "XlaModule:#hlo_module=…#", "XlaEmitGpuAsm:#…#"), one per thunk or executable dispatched. They time the
-// host's dispatch, not the program's step, so they are no iteration marker.
-bool isLibraryRange(std::string_view name);
+// "XlaModule:#hlo_module=…#", "XlaEmitGpuAsm:#…#"), one per thunk or executable dispatched, and every range in
+// a library's own NVTX domain (CUB's and Thrust's "CCCL": "cub::DeviceRadixSort", one per algorithm call;
+// NCCL's). They time a call, not the program's step, so they are no iteration marker and no phase.
+bool isLibraryRange(std::string_view name, std::string_view domain);
 // The module a module range names ("GPT2LMHeadModel.transformer.h.0"), and its pass in `phase`.
 std::string moduleOfRange(std::string_view name, Phase& phase);
 

@@ -16,20 +16,24 @@ struct WorkItem {
   // launch call began before the GPU ran dry but ended after was not queued: the host was still launching.
   int64_t launch = kNone;
   bool pageable_copy = false;
+  bool read_back = false;  // a copy from the device to the host
+  int64_t thread = kNone;  // the thread that issued it, where its call was recorded
 };
 
 // Every kernel, copy and memset of each device in start order, with when it was launched.
 std::vector<std::vector<WorkItem>> workByDevice(const TraceData& t) {
   std::vector<std::vector<WorkItem>> work(t.devices.size());
-  auto add = [&](const GpuWorkColumns& c, size_t i, bool pageable) {
+  auto add = [&](const GpuWorkColumns& c, size_t i, bool pageable, bool read_back = false) {
     const int32_t call = c.launch_call[i];
     const int64_t issued = call == kNone ? kNone : std::min(t.api_calls.end_ns[call], c.start_ns[i]);
-    work[c.device[i]].push_back({c.start_ns[i], issued, pageable});
+    const int64_t thread = call == kNone ? kNone : t.api_calls.thread_id[call];
+    work[c.device[i]].push_back({c.start_ns[i], issued, pageable, read_back, thread});
   };
   for (size_t i = 0; i < t.kernels.size(); ++i) add(t.kernels, i, false);
   for (size_t i = 0; i < t.copies.size(); ++i) {
     add(t.copies, i,
-        t.copies.src_kind[i] == schema::MemoryKind::kPageable || t.copies.dst_kind[i] == schema::MemoryKind::kPageable);
+        t.copies.src_kind[i] == schema::MemoryKind::kPageable || t.copies.dst_kind[i] == schema::MemoryKind::kPageable,
+        t.copies.kind[i] == schema::CopyKind::kDeviceToHost);
   }
   for (size_t i = 0; i < t.memsets.size(); ++i) add(t.memsets, i, false);
   for (auto& w : work) {
@@ -297,7 +301,8 @@ bool anyIn(const std::vector<int64_t>& sorted, int64_t after, int64_t up_to) {
   return it != sorted.end() && *it <= up_to;
 }
 
-void classifyGap(int64_t gap_start, const WorkItem& next, const HostWaits& waits, int32_t session,
+// `for_result`: the host waited in this gap for a result to come back from the GPU (resultFetchedOnceDone).
+void classifyGap(int64_t gap_start, const WorkItem& next, bool for_result, const HostWaits& waits, int32_t session,
                  int64_t recording_cost, IdleBreakdown& idle) {
   const std::vector<int64_t>& sync_ends = waits.sync_ends[session];
   const std::vector<Interval>& copy_calls = waits.copy_calls[session];
@@ -310,7 +315,7 @@ void classifyGap(int64_t gap_start, const WorkItem& next, const HostWaits& waits
     idle.copy_wait_ns += length;
   } else if (next.launch == kNone || next.launch <= gap_start) {
     idle.queued_ns += length;
-  } else if (anyIn(sync_ends, gap_start, next.launch)) {
+  } else if (for_result || anyIn(sync_ends, gap_start, next.launch)) {
     idle.after_sync_ns += length;
   } else if (anyIn(waits.allocator_sync_ends[session], gap_start, next.launch)) {
     idle.allocating_ns += length;  // the allocator emptied the queue: what the host does until it launches shows
@@ -337,17 +342,43 @@ bool inWindows(const std::vector<Interval>& windows, int64_t start, int64_t end)
   return w && w->end >= end;
 }
 
+// A copy to the host that another thread than the one that issued the work before it asked for only once the
+// GPU had run dry: the runtime's transfer thread fetching a result the program's thread is blocked on. JAX's
+// float(loss) waits on no CUDA call of its own thread: XLA's host callback sees the step's end, a thread of its
+// own issues the copy, and the program's thread dispatches the next step once the value is there. The GPU idled
+// 741 us of a 1.05 ms step around each such copy (bench/corpus/jax_loss_float_every_step, H200, 2026-11-29).
+bool resultFetchedOnceDone(const WorkItem& copy, const WorkItem* before, int64_t gap_start) {
+  return copy.read_back && copy.launch != kNone && copy.launch > gap_start && before && before->thread != kNone &&
+         copy.thread != kNone && copy.thread != before->thread;
+}
+
+// Calls gap(i, next, for_result) for each gap before busy[i] (i >= 1) that some work ends, work[next] being that
+// work; for_result: the host waited in it for a result fetched once the GPU was done, the gap before the fetch
+// and the one after it where the fetch ran alone.
+template <typename Gap>
+void forEachGap(const std::vector<Interval>& busy, const std::vector<WorkItem>& work, Gap gap) {
+  size_t next = 0;
+  bool fetched = false;  // the work that ended the previous gap was such a fetch
+  for (size_t i = 1; i < busy.size(); ++i) {
+    const size_t first = next;  // the work of busy stretch i - 1 is [first, next) once next moves on
+    while (next < work.size() && work[next].start < busy[i].start) ++next;  // the work that ends the gap
+    if (next >= work.size()) break;
+    const bool after_fetch = fetched && next - first == 1;
+    fetched = resultFetchedOnceDone(work[next], next > 0 ? &work[next - 1] : nullptr, busy[i - 1].end);
+    gap(i, next, fetched, fetched || after_fetch);
+  }
+}
+
 IdleBreakdown idleBreakdown(const std::vector<Interval>& busy, const std::vector<WorkItem>& work,
                             const HostWaits& waits, int32_t session, int64_t recording_cost,
                             const std::vector<Interval>& windows) {
   IdleBreakdown idle;
-  size_t next = 0;
-  for (size_t i = 1; i < busy.size(); ++i) {
-    while (next < work.size() && work[next].start < busy[i].start) ++next;  // the work that ends the gap
-    if (next < work.size() && inWindows(windows, busy[i - 1].end, busy[i].start)) {
-      classifyGap(busy[i - 1].end, work[next], waits, session, recording_cost, idle);
+  forEachGap(busy, work, [&](size_t i, size_t next, bool fetch, bool for_result) {
+    if (fetch && inWindows(windows, work[next].start, work[next].start)) ++idle.results_fetched;
+    if (inWindows(windows, busy[i - 1].end, busy[i].start)) {
+      classifyGap(busy[i - 1].end, work[next], for_result, waits, session, recording_cost, idle);
     }
-  }
+  });
   return idle;
 }
 
@@ -423,6 +454,57 @@ std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace, const std::v
     tl.copy_overlap_ns = overlapLength(a.kernels, copies_in);
   }
   return out;
+}
+
+std::vector<Interval> resultFetchWaits(const TraceData& t, int32_t device, const std::vector<Interval>& busy) {
+  if (device < 0 || static_cast<size_t>(device) >= t.devices.size()) return {};
+  const std::vector<WorkItem> work = workByDevice(t)[static_cast<size_t>(device)];
+  std::vector<Interval> waits;
+  forEachGap(busy, work, [&](size_t i, size_t, bool fetch, bool) {
+    if (fetch) waits.push_back({busy[i - 1].end, busy[i].end});
+  });
+  return waits;
+}
+
+namespace {
+
+bool loadsModule(std::string_view name) {
+  return name.starts_with("cuModuleLoad") || name.starts_with("cuLibraryLoad") || name.starts_with("cudaLibraryLoad") ||
+         name.starts_with("cuLinkComplete");
+}
+
+// The kernel the thread of call `i` launched next, within its next 64 calls; "" when none.
+std::string nextKernelOfThread(const TraceData& t, const std::vector<int32_t>& kernel_of_call, size_t i) {
+  const ApiTable& a = t.api_calls;
+  int seen = 0;
+  for (size_t j = i + 1; j < a.size() && seen < 64; ++j) {
+    if (a.session[j] != a.session[i] || a.thread_id[j] != a.thread_id[i]) continue;
+    ++seen;
+    if (kernel_of_call[j] != kNone) return t.kernelName(static_cast<size_t>(kernel_of_call[j]));
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<RuntimeCompile> runtimeCompiles(const TraceData& t, int32_t session) {
+  const ApiTable& a = t.api_calls;
+  std::vector<int32_t> kernel_of_call(a.size(), kNone);
+  for (size_t k = 0; k < t.kernels.size(); ++k) {
+    if (t.kernels.launch_call[k] != kNone)
+      kernel_of_call[static_cast<size_t>(t.kernels.launch_call[k])] = static_cast<int32_t>(k);
+  }
+  std::vector<RuntimeCompile> compiles;
+  std::map<int64_t, int64_t> last_end;     // thread -> the end of its latest call
+  for (size_t i = 0; i < a.size(); ++i) {  // in start order
+    if (a.session[i] != session) continue;
+    const auto last = last_end.find(a.thread_id[i]);
+    if (last != last_end.end() && loadsModule(t.text(a.name[i])) && a.start_ns[i] - last->second >= kCompileGapNs) {
+      compiles.push_back({{last->second, a.end_ns[i]}, nextKernelOfThread(t, kernel_of_call, i)});
+    }
+    last_end[a.thread_id[i]] = std::max(last == last_end.end() ? 0 : last->second, a.end_ns[i]);
+  }
+  return compiles;
 }
 
 }  // namespace gpuscope::analysis

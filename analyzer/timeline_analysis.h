@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "analyzer/duration_stats.h"
@@ -38,6 +39,9 @@ struct IdleBreakdown {
   int64_t allocating_ns = 0;    // the host was inside device allocation or free calls
   int64_t queued_ns = 0;
   int64_t gaps = 0;
+  // Copies to the host that a runtime's own thread issued once the GPU had run dry, the program waiting for
+  // their result (JAX's float(x), np.asarray(x)): their gaps count as after_sync.
+  int64_t results_fetched = 0;
 };
 
 // A gap this long before a late launch is no launch's cost: a launch call takes microseconds, and PyTorch's
@@ -98,6 +102,19 @@ std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& trace);
 // full; and of a launch call queued 1 ms or more behind the GPU's work, what it took beyond twice the process's
 // median launch call), merged: time that is not the host's own work.
 std::vector<Interval> hostWaitCalls(const TraceData& trace, int32_t session);
+// The host's waits for results fetched from `device` once its GPU was done (IdleBreakdown::results_fetched),
+// which no call of the waiting thread shows: from the GPU running dry to the fetch's end. `busy`: the device's.
+// A kernel compiled (or chosen and loaded) at run time: a module load (cuModuleLoadData, cuLibraryLoadData, …)
+// after its thread spent kCompileGapNs or more with no CUDA call, the compiler's work (NVRTC, cuDNN's runtime
+// fusion, Triton, XLA, a library's search for the new shape's kernel); `stretch` runs from the thread's previous
+// call to the load's end, `next_kernel` is the kernel the thread launched next (whose library compiled it).
+struct RuntimeCompile {
+  Interval stretch;
+  std::string next_kernel;
+};
+inline constexpr int64_t kCompileGapNs = 1'000'000;
+std::vector<RuntimeCompile> runtimeCompiles(const TraceData& trace, int32_t session);
+std::vector<Interval> resultFetchWaits(const TraceData& trace, int32_t device, const std::vector<Interval>& busy);
 // Every CUDA call of one process (all its threads), merged: between them its host does work of its own.
 std::vector<Interval> cudaCalls(const TraceData& trace, int32_t session);
 // The stretches of `min_gap` or more inside [start, end) with none of `calls` (merged, sorted) in them: the host

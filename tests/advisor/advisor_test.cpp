@@ -956,6 +956,39 @@ TEST(Advisor, PinnedAllocationOnBuiltTraces) {
   EXPECT_FALSE(adviceOnPinning(false).find("pinned_allocation"));
 }
 
+// A fine-tune whose batches are padded to their longest sequence: in every step but the repeated-length ones, the
+// forward's thread spends 30 ms with no CUDA call (cuDNN compiling the new length's attention kernel), loads the
+// module and launches it. With the lengths repeating (every step a length seen before), no compile.
+Advice adviceOnCompiles(int every) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("compiles.gpuscope"));
+  for (int step = 0; step < 10; ++step) {
+    const int64_t t = step * 50'000'000;
+    b.nvtx("train_step", t, t + 49'000'000);
+    b.kernel("void at::native::layer_norm_kernel<float>()", t + 100'000, t + 2'000'000, 7, t + 50'000);
+    int64_t at = t + 2'100'000;
+    if (step % every == 0) {
+      b.api("cuLibraryLoadData", t + 32'100'000, t + 32'200'000);
+      at = t + 32'300'000;
+    }
+    b.kernel("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7", at + 50'000, at + 5'000'000, 7, at);
+    b.kernel("void at::native::elementwise_kernel<128, 4>()", at + 5'100'000, at + 9'000'000, 7, at + 5'000'000);
+  }
+  EXPECT_TRUE(b.finish());
+  return adviceOnPath(dir.path("compiles.gpuscope"));
+}
+
+TEST(Advisor, RuntimeCompilationOnBuiltTraces) {
+  const Advice a = adviceOnCompiles(1);
+  const Finding* f = a.find("runtime_compilation");
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->title.find("cuDNN's attention"), std::string::npos) << f->title;
+  EXPECT_NE(f->evidence[0].text.find("1 kernel compiles per step"), std::string::npos) << f->evidence[0].text;
+  EXPECT_GT(f->gain.time_ns, 29'000'000);                            // the GPU idles through the compile
+  EXPECT_LE(f->gain.time_ns, 30'300'000);                            // and no longer
+  EXPECT_FALSE(adviceOnCompiles(1000).find("runtime_compilation"));  // one compile, in the first step
+}
+
 // A process that holds most of its 79.2 GiB GPU at its peak: a 70 GiB buffer and a 4 GiB one.
 Advice adviceOnFullGpu(int64_t big_bytes) {
   TempDir dir;
@@ -1001,7 +1034,7 @@ TEST(Advisor, RulesHaveUniqueIdsAndThresholds) {
     EXPECT_TRUE(ids.insert(r.id).second) << r.id;
     EXPECT_FALSE(r.fires_when.empty() || r.reads.empty() || r.why.empty() || r.verify.empty()) << r.id;
   }
-  EXPECT_EQ(ids.size(), 25u);
+  EXPECT_EQ(ids.size(), 26u);
 }
 
 }  // namespace

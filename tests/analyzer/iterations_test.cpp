@@ -122,6 +122,40 @@ TEST(Iterations, ASetUpLoopBeforeAnUnmarkedLoopIsNoLoopOfSteps) {
   EXPECT_EQ(iterationsOf(dir.path("t.gpuscope")).source, IterationSource::kNotFound);
 }
 
+// Thrust binning every frame (bench/corpus/cuda_thrust_binning): CUB puts each algorithm call in an NVTX range
+// of its own domain, "CCCL" ("cub::DeviceFor::Bulk" around one kernel, six a frame, a third of the frame's
+// launches). Those ranges time a library call, not the frame: the frame is found from the kernels (an H200,
+// 2026-11-29: 55 us read from the ranges for a 0.63 ms frame).
+TEST(Iterations, ALibrarysOwnRangesAreNoSteps) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  auto kernel = [&b, &t](const std::string& name, const char* cub_range) {
+    if (cub_range) b.nvtx(cub_range, t, t + 9'500, 1, "CCCL");
+    b.kernel(name, t + 1'000, t + 9'000, 7, t);
+    t += 10'000;
+  };
+  for (int frame = 0; frame < 60; ++frame) {
+    kernel("transform_kernel", "cub::DeviceFor::Bulk");
+    kernel("sequence_kernel", "cub::DeviceFor::Bulk");
+    kernel("copy_kernel", "cub::DeviceFor::Bulk");
+    for (const char* name : {"radix_upsweep", "radix_scan", "radix_downsweep", "radix_upsweep", "radix_downsweep"})
+      kernel(name, nullptr);
+    kernel("reduce_by_key", nullptr);
+    kernel("fill_kernel", "cub::DeviceFor::Bulk");
+    kernel("scatter_counts", nullptr);
+    kernel("move", nullptr);
+    kernel("uninitialized_fill", "cub::DeviceFor::Bulk");
+    kernel("uninitialized_fill", "cub::DeviceFor::Bulk");
+    t += 400'000;  // the frame's cudaMalloc and cudaFree calls
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.source, IterationSource::kKernelPattern);
+  EXPECT_GE(it.list.size(), 55u) << it.marker;
+  EXPECT_LE(it.list.size(), 60u) << it.marker;
+}
+
 // A CuPy script fills its video frames one array at a time (a random-number kernel and a conversion each), warms
 // its step up on three frames, then times 40: the set-up loop splits its kernels more evenly than any kernel of
 // the steps (whose warm-up lacks the roll), but holds too little of the run to be the loop; the next most even

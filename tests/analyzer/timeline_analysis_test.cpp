@@ -2,6 +2,8 @@
 // gap has one known cause, and on the fixtures whose programs are known to be launch- or copy-bound.
 #include "analyzer/timeline_analysis.h"
 
+#include "analyzer/gpu_activity.h"
+
 #include <gtest/gtest.h>
 
 #include "tests/analyzer/load_for_test.h"
@@ -220,6 +222,39 @@ TEST(TimelineAnalysis, ACopyIntoPageableMemoryIsAWaitForTheGpu) {
   ASSERT_EQ(waits.size(), 1u);
   EXPECT_EQ(waits[0].start, 20'500);
   EXPECT_EQ(waits[0].end, 23'000);
+}
+
+// JAX's float(loss): the program's thread (1) launches a step and blocks on no CUDA call of its own; once the step
+// is done, XLA's transfer thread (2) copies the loss into pinned memory, and thread 1 launches the next step when
+// the value is there. Both gaps around the copy are the host waiting for a result. A copy queued by the launching
+// thread behind the step's kernels (an asynchronous read that nobody waits for) leaves its gaps as they were.
+TEST(TimelineAnalysis, AResultFetchedOnceTheGpuIsDoneIsAWaitForIt) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 100'000;
+  for (int step = 0; step < 10; ++step) {  // 5 steps fetched by thread 2, then 5 with the copy queued by thread 1
+    const bool fetched = step < 5;
+    b.kernel("forward", t + 2'000, t + 60'000, 7, t);
+    if (fetched) {
+      b.copy(CopyKind::kDeviceToHost, MemoryKind::kDevice, 4, t + 260'000, t + 262'000, 9, MemoryKind::kPinned, 2);
+    } else {
+      b.copy(CopyKind::kDeviceToHost, MemoryKind::kDevice, 4, t + 61'000, t + 62'000, 7, MemoryKind::kPinned, 1);
+    }
+    t += fetched ? 662'000 : 462'000;  // 400 us after the copy, on thread 1, the next step
+  }
+  ASSERT_TRUE(b.finish());
+  const IdleBreakdown idle = timelineOf(dir.path("t.gpuscope")).idle;
+  EXPECT_EQ(idle.results_fetched, 5);
+  // Five steps' 200 + 402 us (to the next kernel's start); the queued copies' gaps stay the host's own (launching)
+  // time, the four before a next step (and 0.5 us before each copy, issued as its kernel ended).
+  EXPECT_EQ(idle.after_sync_ns, 5 * 602'000);
+  EXPECT_EQ(idle.launch_bound_ns + idle.recording_ns + idle.host_busy_ns, 4 * 402'000 + 5 * 500);
+  // Thread 1 made no call while it waited: the waits come from the device's activity.
+  const TraceData trace = loadForTest(dir.path("t.gpuscope"));
+  const std::vector<Interval> waits = resultFetchWaits(trace, 0, deviceActivity(trace).at(0).busy);
+  ASSERT_EQ(waits.size(), 5u);
+  EXPECT_EQ(waits[0].start, 160'000);
+  EXPECT_EQ(waits[0].end, 362'000);
 }
 
 TEST(TimelineAnalysis, LaunchLatencyAndShortKernels) {

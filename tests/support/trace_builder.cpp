@@ -43,9 +43,10 @@ TraceBuilder::TraceBuilder(const std::string& path, int64_t rank, const std::str
   row(session).row(device);
 }
 
-TraceBuilder& TraceBuilder::api(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t correlation_id) {
+TraceBuilder& TraceBuilder::api(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t correlation_id,
+                                int64_t thread) {
   return row(
-      ApiCallRow{kSession, ApiKind::kRuntime, writer_.intern(name), 0, kThread, start_ns, end_ns, correlation_id, 0});
+      ApiCallRow{kSession, ApiKind::kRuntime, writer_.intern(name), 0, thread, start_ns, end_ns, correlation_id, 0});
 }
 
 TraceBuilder& TraceBuilder::kernel(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t stream,
@@ -68,9 +69,9 @@ TraceBuilder& TraceBuilder::kernel(const std::string& name, int64_t start_ns, in
 }
 
 TraceBuilder& TraceBuilder::copy(CopyKind kind, MemoryKind src, int64_t bytes, int64_t start_ns, int64_t end_ns,
-                                 int64_t stream) {
+                                 int64_t stream, MemoryKind host, int64_t thread) {
   const int64_t correlation = next_correlation_++;
-  api("cudaMemcpyAsync", start_ns - 1000, start_ns - 500, correlation);
+  api("cudaMemcpyAsync", start_ns - 1000, start_ns - 500, correlation, thread);
   MemcpyRow c;
   c.session_id = kSession;
   c.stream_id = stream;
@@ -79,7 +80,7 @@ TraceBuilder& TraceBuilder::copy(CopyKind kind, MemoryKind src, int64_t bytes, i
   c.end_ns = end_ns;
   c.copy_kind = kind;
   c.src_kind = src;
-  c.dst_kind = kind == CopyKind::kHostToDevice ? MemoryKind::kDevice : MemoryKind::kPageable;
+  c.dst_kind = kind == CopyKind::kHostToDevice ? MemoryKind::kDevice : host;
   c.bytes = bytes;
   return row(c);
 }
@@ -98,10 +99,12 @@ TraceBuilder& TraceBuilder::memset(int64_t bytes, int64_t start_ns, int64_t end_
   return row(m);
 }
 
-TraceBuilder& TraceBuilder::nvtx(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t thread) {
+TraceBuilder& TraceBuilder::nvtx(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t thread,
+                                 const std::string& domain) {
   NvtxRow n;
   n.session_id = kSession;
   n.kind = NvtxKind::kRange;
+  if (!domain.empty()) n.domain = writer_.intern(domain);
   n.name = writer_.intern(name);
   n.thread_id = thread;
   n.start_ns = start_ns;

@@ -22,11 +22,16 @@ class TraceBuilder {
   // Launched by a cudaLaunchKernel call at launch_ns (default: 1 µs before it starts) that takes launch_call_ns.
   TraceBuilder& kernel(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t stream = 7,
                        int64_t launch_ns = -1, int64_t launch_call_ns = 500);
+  // A copy issued 1 µs before it starts by a cudaMemcpyAsync call on `thread`; the host side of a device-to-host
+  // copy is `host` memory.
   TraceBuilder& copy(schema::CopyKind kind, schema::MemoryKind src, int64_t bytes, int64_t start_ns, int64_t end_ns,
-                     int64_t stream = 7);
+                     int64_t stream = 7, schema::MemoryKind host = schema::MemoryKind::kPageable, int64_t thread = 1);
   TraceBuilder& memset(int64_t bytes, int64_t start_ns, int64_t end_ns, int64_t stream = 7);
-  TraceBuilder& api(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t correlation_id = 0);
-  TraceBuilder& nvtx(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t thread = 1);
+  TraceBuilder& api(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t correlation_id = 0,
+                    int64_t thread = 1);
+  // A range in the default NVTX domain, or in `domain` where it names one.
+  TraceBuilder& nvtx(const std::string& name, int64_t start_ns, int64_t end_ns, int64_t thread = 1,
+                     const std::string& domain = "");
   TraceBuilder& mark(const std::string& name, int64_t time_ns, int64_t thread = 1);
   TraceBuilder& memory(schema::MemoryOp op, int64_t address, int64_t bytes, int64_t time_ns);
   // Any row, for what the helpers above do not cover (unknown devices, odd values).
