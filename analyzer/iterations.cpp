@@ -304,6 +304,19 @@ std::vector<size_t> busiestDeviceKernels(const TraceData& t, int32_t only) {
   return kernels;
 }
 
+// The stretches less a warm-up before the loop that ran part of the step (a kernel called a few times alone before
+// the loop that runs it among others): those at the start that differ from the median stretch, at most a fifth.
+std::vector<double> withoutLeadingWarmup(std::vector<double> gaps) {
+  if (gaps.size() < 10) return gaps;
+  std::vector<double> sorted = gaps;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  size_t lead = 0;
+  while (lead < gaps.size() / 5 && std::abs(gaps[lead] - median) > kRegularity * median) ++lead;
+  gaps.erase(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(lead));
+  return gaps;
+}
+
 // Iterations as the stretches between host moments (launches of a marker kernel, or syncs), kept when the
 // kernels in them come in regular counts. boundaries are sorted host times.
 Iterations fromBoundaries(const TraceData& t, const std::vector<int64_t>& launch, const std::vector<size_t>& kernels,
@@ -320,6 +333,11 @@ Iterations fromBoundaries(const TraceData& t, const std::vector<int64_t>& launch
   std::vector<int64_t> kernel_counts;
   for (const Iteration& i : it.list) kernel_counts.push_back(i.kernels);
   if (it.list.front().kernels * 2 < summarize(kernel_counts).median) it.list.erase(it.list.begin());
+  // A warm-up that ran part of the step before the loop (withoutLeadingWarmup): no step of it.
+  std::vector<double> all_counts;
+  for (const Iteration& i : it.list) all_counts.push_back(static_cast<double>(i.kernels));
+  const size_t warmup = all_counts.size() - withoutLeadingWarmup(all_counts).size();
+  it.list.erase(it.list.begin(), it.list.begin() + static_cast<std::ptrdiff_t>(warmup));
   std::vector<double> counts;
   for (size_t i = 1; i < it.list.size(); ++i) counts.push_back(static_cast<double>(it.list[i].kernels));
   // The last stretch has no boundary of its own: it may be cut short by the end of recording, or run on
@@ -342,8 +360,10 @@ Iterations fromBoundaries(const TraceData& t, const std::vector<int64_t>& launch
   return it;
 }
 
-// A kernel that runs once per iteration: of the names seen at least three times and at most once per
-// three kernels (so a loop of two alternating kernels is not taken for two-kernel iterations), those whose
+// A kernel that runs once per iteration: of the names seen at least three times and at most about once per
+// three kernels (so a loop of two alternating kernels is not taken for two-kernel iterations; 10 % over, for a
+// three-kernel step whose warm-up ran a shorter one: a CuPy frame of two copies and a kernel compiled anew,
+// after five frames of the kernel alone, bench/corpus/cupy_kernel_source_per_step), those whose
 // occurrences split the sequence evenly, the most evenly first (ties: the one seen more often, then the one
 // seen first: the iteration's start; splits even within kEvenSplit are alike, and of those one whose stretches
 // repeat one another comes first); the first whose stretches make a loop of steps. A set-up loop (arrays
@@ -389,7 +409,7 @@ Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& lau
   };
   std::vector<Candidate> candidates;
   for (const auto& [name, where] : positions) {
-    if (where.size() < kMinIterations || where.size() * 3 > n) continue;
+    if (where.size() < kMinIterations || 10 * where.size() * 3 > 11 * n) continue;
     // The first stretch may be a warm-up's, and is left out where two stretches or more are left to judge: one
     // stretch alone is even whatever its length (a name seen three times, once per call of a function run once
     // for warm-up and once timed, split a k-means's 63 iterations into two; bench/corpus/cupy_kmeans).
@@ -397,7 +417,7 @@ Iterations fromKernelPattern(const TraceData& t, const std::vector<int64_t>& lau
     for (size_t i = where.size() > 3 ? 1 : 0; i + 1 < where.size(); ++i) {
       gaps.push_back(static_cast<double>(where[i + 1] - where[i]));
     }
-    const double v = variation(gaps);
+    const double v = variation(withoutLeadingWarmup(gaps));
     if (v <= kRegularity) candidates.push_back({name, v, where.size(), where[0]});
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {

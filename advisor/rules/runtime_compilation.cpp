@@ -47,21 +47,24 @@ constexpr Rule kRule = {
         "a kernel compiled in at least every other steady step, and the GPU idles while the host compiles for 3 % "
         "of the step or more",
     .why =
-        "A library compiles a kernel once per shape it has not seen. When the shapes change from step to step "
-        "(batches padded to their longest sequence, variable image sizes), every step pays for a compile on the "
-        "host, and the GPU waits for it.",
+        "A library compiles a kernel once for each shape, function or constant it has not seen. When the shapes "
+        "change from step to step (batches padded to their longest sequence, variable image sizes), or the step "
+        "builds its function or kernel source anew, every step pays for a compile on the host, and the GPU waits.",
     .fix =
-        "Give the steps a few fixed shapes (pad each batch to a multiple of 64 or to one of a few bucket lengths), "
-        "so each shape's kernels are compiled once; or use a kernel that needs no compile per shape.",
+        "Compile once: give the steps a few fixed shapes (pad each batch to a multiple of 64 or to one of a few "
+        "bucket lengths), build jitted functions and kernels once, outside the loop, and pass what changes as an "
+        "argument; or use a kernel that needs no compile per shape.",
     .snippets =
         {"# pad each batch to a multiple of 64 tokens (DataCollatorWithPadding(tokenizer, pad_to_multiple_of=64))\n"
          "ids = torch.nn.functional.pad(ids, (0, -ids.shape[1] % 64), value=tokenizer.pad_token_id)\n"
          "# cuDNN's attention compiles per shape; flash attention does not:\n"
          "torch.backends.cuda.enable_cudnn_sdp(False)",
+         "# jit once, outside the loop, with what changes as an argument (not jax.jit(lambda ...) per step)\n"
+         "update = jax.jit(update)\n"
          "# jit compiles once per shape: pad to a few bucket lengths\n"
          "x = jnp.pad(x, ((0, 0), (0, -x.shape[1] % 64)))",
-         "# build kernels once, at start-up, for the dtypes and shapes the loop uses\n"
-         "kernel = cp.RawKernel(code, 'name')",
+         "# build kernels once, at start-up; constants as arguments, not written into the source\n"
+         "kernel = cp.ElementwiseKernel('float32 x, float32 alpha', 'float32 y', 'y = alpha * x', 'scale')",
          "// compile with NVRTC and cuModuleLoadData once, before the loop; keep the CUfunction"},
     .verify =
         "Record again: `gpuscope stats --report api` shows no cuModuleLoadData or cuLibraryLoadData calls inside "
@@ -90,7 +93,9 @@ std::optional<Finding> runtimeCompilation(const Context& c) {
   Finding f = startFinding(c, kRule);
   f.title = "Kernels are compiled inside the steps: the GPU waits " + formatDuration(gpu_idle) + " per step while " +
             most->first + " compiles";
-  f.summary = "The steps load newly compiled kernels, a compile for a shape not seen before; the GPU idles meanwhile.";
+  f.summary =
+      "The steps load newly compiled kernels, each for a shape, function or constant not seen before; the GPU idles "
+      "meanwhile.";
   std::string libraries;
   for (const auto& [library, n] : by_library) {
     libraries += (libraries.empty() ? "" : ", ") + perStepCount(n, steps) + " by " + library;

@@ -156,6 +156,26 @@ TEST(Iterations, ALibrarysOwnRangesAreNoSteps) {
   EXPECT_LE(it.list.size(), 60u) << it.marker;
 }
 
+// A CuPy script warms its smoothing kernel up on five frames, then runs fifty frames of a roll (two copies) and
+// the kernel: the warm-up's one-kernel stretches are no steps, and the loop's three-kernel steps are found
+// (bench/corpus/cupy_kernel_source_per_step, H200, 2026-11-29: no iterations were found, the run taken whole).
+TEST(Iterations, AWarmUpOfPartOfTheStepIsNoStep) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  auto kernel = kernelSequence(b);
+  for (const char* name : {"generate_seed_pseudo", "gen_sequenced"}) kernel(name);
+  for (int frame = 0; frame < 5; ++frame) kernel("smooth");
+  for (int frame = 0; frame < 50; ++frame) {
+    for (const char* name : {"cupy_copy__float32_float32", "cupy_copy__float32_float32", "smooth"}) kernel(name);
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.source, IterationSource::kKernelPattern);
+  EXPECT_GE(it.list.size(), 48u) << it.marker;
+  EXPECT_LE(it.list.size(), 50u) << it.marker;
+  for (const Iteration& step : it.list) EXPECT_EQ(step.kernels, 3) << it.marker;
+}
+
 // A CuPy script fills its video frames one array at a time (a random-number kernel and a conversion each), warms
 // its step up on three frames, then times 40: the set-up loop splits its kernels more evenly than any kernel of
 // the steps (whose warm-up lacks the roll), but holds too little of the run to be the loop; the next most even
