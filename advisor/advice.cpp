@@ -235,9 +235,10 @@ bool compiled(const plan::Fix& fix) {
 // What of the program decides which fixes `gpuscope apply` can make to it.
 struct ApplyScope {
   Framework framework = Framework::kCuda;
-  bool model = false;         // an nn.Module ran (or no bridge to say)
-  bool sharded = false;       // FSDP shards the model
-  bool kept_outputs = false;  // an inference loop keeps its model's outputs (keptModelOutputs)
+  bool model = false;          // an nn.Module ran (or no bridge to say)
+  bool sharded = false;        // FSDP shards the model
+  bool kept_outputs = false;   // an inference loop keeps its model's outputs (keptModelOutputs)
+  bool shapes_change = false;  // the steps' shapes change: kernels compiled in the steps, steps that differ
 };
 
 // Whether a PyTorch program that runs its model without a backward keeps the model's outputs from call to call:
@@ -272,7 +273,10 @@ bool keptModelOutputs(const Context& c) {
 bool appliedByGpuscope(const plan::Fix& fix, const ApplyScope& scope) {
   if (scope.framework == Framework::kJax || scope.framework == Framework::kCuPy) return false;  // no runtime
   if (scope.framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
-  if (fix.kind == "attention" || (needsModel(fix) && !scope.model) || (scope.sharded && compiled(fix))) return false;
+  if (fix.kind == "attention" || (needsModel(fix) && !scope.model) ||
+      ((scope.sharded || scope.shapes_change) && compiled(fix))) {
+    return false;
+  }
   if (fix.kind == "cuda_graphs" && (fix.param("forwards_per_step") || scope.kept_outputs)) return false;
   return fix.kind != "optimizer" || fix.text("setting") == "fused";
 }
@@ -287,6 +291,11 @@ std::string byHandReason(const std::vector<plan::Fix>& fixes, const ApplyScope& 
   if (scope.sharded && any(compiled)) {
     return "by hand: gpuscope apply does not compile a model FSDP shards (torch.compile recompiled it block by block "
            "and ran slower); compile each sharded block yourself";
+  }
+  if (scope.shapes_change && any(compiled)) {
+    return "by hand: the steps' shapes change from one step to the next (kernels are compiled inside them), and "
+           "gpuscope apply runs its compiled forward only for the shapes it compiled; give the steps a few fixed "
+           "shapes first, or torch.compile(model, dynamic=True) yourself";
   }
   if (scope.kept_outputs && any([](const plan::Fix& f) { return f.kind == "cuda_graphs"; })) {
     return "by hand: the program keeps its model's outputs from call to call (the memory that grows is made in the "
@@ -345,6 +354,12 @@ std::vector<const Finding*> choosePlan(const Context& c, std::vector<Finding>& f
   // (2 x H100, 2026-11-26: rolled back, 87.4 ms a step plain against 123.0 under apply).
   scope.sharded = c.dataParallel() == DataParallel::kFsdp;
   scope.kept_outputs = keptModelOutputs(c);
+  // A DistilBERT fine-tune padded to each batch's longest review: cuDNN compiled for each new length, and the
+  // plan's compile, run only for the shapes it had compiled, was rolled back as slower under `apply`
+  // (bench/corpus/hf_distilbert_dynamic_padding, H200, 2026-11-29).
+  scope.shapes_change =
+      c.framework == Framework::kPyTorch && !c.stepsRepeat() &&
+      std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.id == "runtime_compilation"; });
   for (Finding& f : findings) {
     auto applied = [&](const plan::Fix& fix) { return appliedByGpuscope(fix, scope); };
     if (f.fix.plan.empty() || !std::any_of(f.fix.plan.begin(), f.fix.plan.end(), applied)) {

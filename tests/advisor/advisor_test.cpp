@@ -959,7 +959,9 @@ TEST(Advisor, PinnedAllocationOnBuiltTraces) {
 // A fine-tune whose batches are padded to their longest sequence: in every step but the repeated-length ones, the
 // forward's thread spends 30 ms with no CUDA call (cuDNN compiling the new length's attention kernel), loads the
 // module and launches it. With the lengths repeating (every step a length seen before), no compile.
-Advice adviceOnCompiles(int every) {
+// With `lengths`, each step's kernels are cuDNN's for its own length, the steps differ from one another, and its
+// elementwise chain (add, GELU, multiply) is one torch.compile would fuse.
+Advice adviceOnCompiles(int every, bool lengths = false) {
   TempDir dir;
   testing::TraceBuilder b(dir.path("compiles.gpuscope"));
   for (int step = 0; step < 10; ++step) {
@@ -971,8 +973,17 @@ Advice adviceOnCompiles(int every) {
       b.api("cuLibraryLoadData", t + 32'100'000, t + 32'200'000);
       at = t + 32'300'000;
     }
-    b.kernel("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7", at + 50'000, at + 5'000'000, 7, at);
+    const std::string length = lengths ? "_len" + std::to_string(200 + step) : "";
+    b.kernel("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7" + length, at + 50'000, at + 5'000'000,
+             7, at);
     b.kernel("void at::native::elementwise_kernel<128, 4>()", at + 5'100'000, at + 9'000'000, 7, at + 5'000'000);
+    if (!lengths) continue;
+    at += 9'100'000;
+    for (const char* op : {"CUDAFunctor_add<float>", "GeluCUDAKernelImpl", "MulFunctor<float>"}) {
+      b.kernel(std::string("void at::native::vectorized_elementwise_kernel<4, at::native::") + op + ">()", at + 10'000,
+               at + 1'000'000, 7, at);
+      at += 1'000'000;
+    }
   }
   EXPECT_TRUE(b.finish());
   return adviceOnPath(dir.path("compiles.gpuscope"));
@@ -987,6 +998,12 @@ TEST(Advisor, RuntimeCompilationOnBuiltTraces) {
   EXPECT_GT(f->gain.time_ns, 29'000'000);                            // the GPU idles through the compile
   EXPECT_LE(f->gain.time_ns, 30'300'000);                            // and no longer
   EXPECT_FALSE(adviceOnCompiles(1000).find("runtime_compilation"));  // one compile, in the first step
+  // Steps whose shapes change get no torch.compile from apply: it would run only the shapes it compiled.
+  const Advice varying = adviceOnCompiles(1, true);
+  ASSERT_TRUE(varying.find("runtime_compilation"));
+  const Finding* chains = varying.find("fusable_chains");
+  ASSERT_TRUE(chains);
+  EXPECT_NE(chains->plan_status.find("shapes change"), std::string::npos) << chains->plan_status;
 }
 
 // A process that holds most of its 79.2 GiB GPU at its peak: a 70 GiB buffer and a 4 GiB one.
