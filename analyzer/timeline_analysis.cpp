@@ -473,11 +473,12 @@ bool loadsModule(std::string_view name) {
          name.starts_with("cuLinkComplete");
 }
 
-// The kernel the thread of call `i` launched next, within its next 64 calls; "" when none.
+// The kernel the thread of call `i` launched next, within its next 64 calls and the process's next 4096; ""
+// when none (a bounded look: a trace of millions of calls may hold hundreds of loads).
 std::string nextKernelOfThread(const TraceData& t, const std::vector<int32_t>& kernel_of_call, size_t i) {
   const ApiTable& a = t.api_calls;
   int seen = 0;
-  for (size_t j = i + 1; j < a.size() && seen < 64; ++j) {
+  for (size_t j = i + 1; j < std::min(a.size(), i + 4096) && seen < 64; ++j) {
     if (a.session[j] != a.session[i] || a.thread_id[j] != a.thread_id[i]) continue;
     ++seen;
     if (kernel_of_call[j] != kNone) return t.kernelName(static_cast<size_t>(kernel_of_call[j]));
