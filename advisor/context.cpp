@@ -447,6 +447,7 @@ Context buildContext(const TraceData& trace) {
     const std::vector<analysis::DeviceActivity> activity = analysis::deviceActivity(trace);
     c.activity = activity[static_cast<size_t>(c.device)];
     c.timeline = analysis::analyzeTimeline(trace, c.step.timed_windows, activity)[static_cast<size_t>(c.device)];
+    c.compiles = analysis::runtimeCompiles(trace, c.session);
   }
   c.phases = analysis::phaseRanges(trace, c.session);
   inferOptimizerPhases(c);

@@ -99,6 +99,9 @@ struct Context {
   analysis::DeviceActivity activity;         // of `device`: what ran when
   analysis::DeviceTimeline timeline;         // of `device`, within the timed step windows
   std::vector<analysis::PhaseRange> phases;  // forward/backward/optimizer NVTX ranges of `session`
+  // Of `session`, the whole run: kernels compiled at run time (analysis::runtimeCompiles), computed once for the
+  // rules that read them (runtime_compilation, and input_pipeline, which leaves them out).
+  std::vector<analysis::RuntimeCompile> compiles;
   // No optimizer range in a step that has a backward (an update the script writes itself, not torch.optim):
   // its optimizer phases are the stretches from each backward's end to the next forward's start.
   bool optimizer_inferred = false;

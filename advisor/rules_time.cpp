@@ -449,9 +449,7 @@ int64_t hostAwayInSteps(const Context& c, const std::vector<Interval>& loader_ra
   // A library compiling a kernel (runtime_compilation's) is no batch being made either: a JAX update jitted anew
   // every step spent 478 ms of each 495 ms step in XLA's compiler, which read as an input pipeline
   // (bench/corpus/jax_jit_in_loop, H200, 2026-11-29).
-  for (const analysis::RuntimeCompile& compile : analysis::runtimeCompiles(c.trace, c.session)) {
-    accounted.push_back(compile.stretch);
-  }
+  for (const analysis::RuntimeCompile& compile : c.compiles) accounted.push_back(compile.stretch);
   accounted = analysis::mergeIntervals(std::move(accounted));
   std::vector<int64_t> per_step;
   for (const analysis::Iteration& it : c.iterations.list) {

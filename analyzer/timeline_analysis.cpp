@@ -458,7 +458,7 @@ std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace, const std::v
 
 std::vector<Interval> resultFetchWaits(const TraceData& t, int32_t device, const std::vector<Interval>& busy) {
   if (device < 0 || static_cast<size_t>(device) >= t.devices.size()) return {};
-  const std::vector<WorkItem> work = workByDevice(t)[static_cast<size_t>(device)];
+  const std::vector<WorkItem> work = std::move(workByDevice(t)[static_cast<size_t>(device)]);
   std::vector<Interval> waits;
   forEachGap(busy, work, [&](size_t i, size_t, bool fetch, bool) {
     if (fetch) waits.push_back({busy[i - 1].end, busy[i].end});

@@ -75,7 +75,7 @@ std::optional<Finding> runtimeCompilation(const Context& c) {
   if (!c.step.from_iterations || c.device == analysis::kNone || c.session == analysis::kNone) return std::nullopt;
   std::vector<analysis::Interval> stretches;
   std::map<std::string, int64_t> by_library;
-  for (const analysis::RuntimeCompile& compile : analysis::runtimeCompiles(c.trace, c.session)) {
+  for (const analysis::RuntimeCompile& compile : c.compiles) {
     if (!c.inTimedSteps(compile.stretch.end)) continue;
     stretches.push_back(compile.stretch);
     ++by_library[compilerOf(compile.next_kernel, c.framework)];
