@@ -50,6 +50,8 @@ class Noted(unittest.TestCase):
         self.assertEqual(len(calls[0]["buffers"]), 4 * 3 * 2)
         tracked = [calls[c]["buffers"][4] for c in range(values.CALLS)]
         self.assertEqual(tracked, [1.0, 2.0, 3.0, 4.0])
+        # Each BatchNorm's running statistics share its index; its counter stands alone.
+        self.assertEqual(calls[0]["buffer_groups"], [0, 0, -1, 1, 1, -1, 2, 2, -1, 3, 3, -1])
 
     def test_the_sums_of_each_calls_inputs_are_noted(self):
         x = self.values["models"][0][0]["inputs"]
@@ -112,9 +114,10 @@ class Picks(unittest.TestCase):
             self.assertEqual(stats[2:], t.reshape(-1).double().tolist())  # every value of a small tensor
 
 
-def run(losses=(), outputs=None, buffers=()):
+def run(losses=(), outputs=None, buffers=(), groups=None):
     """Values as a run notes them: one model whose calls each have one output (sum, magnitude, sample)."""
-    calls = [{"shapes": [[len(o) - 2]], "outputs": [list(o)], "buffers": list(buffers)} for o in (outputs or [])]
+    calls = [{"shapes": [[len(o) - 2]], "outputs": [list(o)], "buffers": list(buffers), "buffer_groups": groups}
+             for o in (outputs or [])]
     return {"losses": list(losses), "models": [calls] if calls else []}
 
 
@@ -252,6 +255,19 @@ class Compare(unittest.TestCase):
         ref = run([], [[1.0, 1.0, 1.0]] * 2, buffers=[0.01, 10.0])
         mine = run([], [[1.0, 1.0, 1.0]] * 2, buffers=[0.02, 10.0])
         self.assertAlmostEqual(values.compare(ref, mine, STRICT, STRICT)[0]["difference"], 0.001)
+
+    def test_a_modules_statistics_share_its_scale(self):
+        # A DeepLabV3 BatchNorm early in training (measured): a running mean near nothing, its variance near its
+        # channels' count; the counter stands alone.
+        ref_buffers = [2.5e-5, 1.4e-4, 60.0, 60.0, 3.0, 3.0]
+        mine_buffers = [-2.1e-5, 1.4e-4, 60.0, 60.0, 3.0, 3.0]
+        ref = run([], [[1.0, 1.0, 1.0]] * 2, buffers=ref_buffers, groups=[0, 0, -1])
+        mine = run([], [[1.0, 1.0, 1.0]] * 2, buffers=mine_buffers)
+        self.assertAlmostEqual(values.compare(ref, mine, STRICT, STRICT)[0]["difference"], 4.6e-5 / 60)
+        ungrouped = run([], [[1.0, 1.0, 1.0]] * 2, buffers=ref_buffers)
+        self.assertGreater(values.compare(ungrouped, mine, STRICT, STRICT)[0]["difference"], 0.3)
+        counted_twice = run([], [[1.0, 1.0, 1.0]] * 2, buffers=ref_buffers[:4] + [4.0, 4.0])
+        self.assertAlmostEqual(values.compare(ref, counted_twice, STRICT, STRICT)[0]["difference"], 1 / 3)
 
     def test_nothing_in_common(self):
         worst, beyond, words = values.compare(run(), run(), STRICT, STRICT)
