@@ -100,6 +100,7 @@ HostChanges hostChanges(const Context& c, const std::vector<const Finding*>& fin
     // CuPy's staging of its host arrays is the host's own work (a NumPy copy), gone with pinned arrays.
     if (f->id == "pageable_copies" && c.framework == Framework::kCuPy) h.input_wait_removed_ns += f->gain.idle_ns;
     if (f->id == "allocation_churn") h.allocate_once = true;
+    if (f->id == "runtime_compilation") h.compile_once = true;
   }
   return h;
 }
@@ -265,15 +266,15 @@ bool keptModelOutputs(const Context& c) {
   return all > 0 && inside * 2 > all;
 }
 
-// Whether gpuscope applies the fix as it stands: the PyTorch bridge applies every kind but attention (the
-// model's code must change), optimizer settings other than fused (another optimizer), CUDA graphs under
-// gradient accumulation or where the program keeps its model's outputs, torch.compile of a model FSDP shards
-// and, where no nn.Module ran, those made to a model's forward; the runtime for CUDA C++ programs applies fusion
-// and checkpointing; JAX and CuPy programs get neither.
+// Whether gpuscope applies the fix as it stands: the PyTorch bridge applies every kind but attention written
+// out (the model's code must change; cuDNN's attention switched off is a setting), optimizer settings other than fused
+// (another optimizer), CUDA graphs under gradient accumulation or where the program keeps its model's outputs,
+// torch.compile of a model FSDP shards and, where no nn.Module ran, those made to a model's forward; the runtime for
+// CUDA C++ programs applies fusion and checkpointing; JAX and CuPy programs get neither.
 bool appliedByGpuscope(const plan::Fix& fix, const ApplyScope& scope) {
   if (scope.framework == Framework::kJax || scope.framework == Framework::kCuPy) return false;  // no runtime
   if (scope.framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
-  if (fix.kind == "attention" || (needsModel(fix) && !scope.model) ||
+  if ((fix.kind == "attention" && fix.text("setting") != "no_cudnn_sdp") || (needsModel(fix) && !scope.model) ||
       ((scope.sharded || scope.shapes_change) && compiled(fix))) {
     return false;
   }
@@ -410,13 +411,15 @@ bool smallMemoryTrade(const Context& c, const Finding& f) {
 // batches of a new length every step (2 x H100) idled its GPUs most of a 268 ms step that way, and no finding
 // spoke of it.
 std::optional<std::string> unexplainedHostNote(const Context& c, const std::vector<Finding>& findings) {
-  const int64_t idle = c.perTimedStep(c.timeline.idle.host_busy_ns);
-  if (!c.step.from_iterations || c.step.time_ns <= 0 || c.shareOfStep(idle) < 0.25) return std::nullopt;
+  int64_t idle = c.perTimedStep(c.timeline.idle.host_busy_ns);
   for (const Finding& f : findings) {
     if (f.id == "input_pipeline" || f.id == "launch_bound" || f.id == "host_bound_after_fixes" || f.id == "host_sync") {
       return std::nullopt;
     }
+    // Compiling is host work a rule names: what is left beside it may still be unexplained.
+    if (f.id == "runtime_compilation") idle -= f.gain.idle_ns;
   }
+  if (!c.step.from_iterations || c.step.time_ns <= 0 || c.shareOfStep(idle) < 0.25) return std::nullopt;
   return "the GPU idles " + analysis::formatDuration(idle) + " " + perStepWords(c) + " (" +
          analysis::formatShare(c.shareOfStep(idle)) +
          " of the step) while its host works for 1 ms or more at a time without a CUDA call; no rule here names "

@@ -145,6 +145,14 @@ double Context::shareOfStep(int64_t per_step_ns) const {
 
 bool Context::inTimedSteps(int64_t start_ns) const { return inWindows(step.timed_windows, start_ns); }
 
+std::vector<analysis::Interval> Context::compilesInTimedSteps() const {
+  std::vector<analysis::Interval> stretches;
+  for (const analysis::RuntimeCompile& compile : compiles) {
+    if (inTimedSteps(compile.stretch.end)) stretches.push_back(compile.stretch);
+  }
+  return analysis::mergeIntervals(std::move(stretches));
+}
+
 bool Context::cudaDeviceMemoryEvent(size_t i) const {
   const analysis::MemoryTable& m = trace.memory;
   return m.session[i] == session && m.device[i] == device && m.kind[i] == schema::MemoryKind::kDevice && m.pool[i] == 0;

@@ -79,6 +79,7 @@ struct HostWork {
   int64_t loading_ns = 0;               // of step_ns, in the PyTorch bridge's DataLoader ranges (the next batch)
   int64_t recording_ns = 0;   // taken off step_ns: the collector's own cost per launch (kRecordingCostPerLaunchNs)
   int64_t allocation_ns = 0;  // of step_ns, inside device allocation and free calls (cudaMalloc, cudaFree, …)
+  int64_t compile_ns = 0;     // beside step_ns and the figures above: compiling kernels (Context::compiles)
   // Of step_ns, stretches of kHostBusyGapNs or more with no CUDA call: the host computing on its own (NumPy,
   // copying into a staging buffer), which no CUDA graph takes away.
   int64_t away_ns = 0;
@@ -129,6 +130,8 @@ struct Context {
   bool inSteps(size_t kernel) const;
   bool inSteps(int64_t start_ns) const;
   bool inTimedSteps(int64_t start_ns) const;
+  // The host's stretches of `compiles` that end in the timed steps, merged: what a fix that compiles once saves.
+  std::vector<analysis::Interval> compilesInTimedSteps() const;
   // Whether a kernel of `device` starts inside the timed step windows.
   bool inTimedSteps(size_t kernel) const;
   // A total over the step windows as a per-step figure.

@@ -31,6 +31,7 @@ struct HostChanges {
   bool fused_optimizer = false;       // a per-parameter optimizer step becomes one fused step
   int64_t input_wait_removed_ns = 0;  // per step: the next batch is prepared by background workers
   bool allocate_once = false;         // device memory allocated before the loop, not in every step
+  bool compile_once = false;          // kernels compiled in the steps are compiled once, before them
 };
 
 // The host's work per step after the changes (0 when the trace does not measure it).

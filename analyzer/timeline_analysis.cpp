@@ -473,17 +473,18 @@ bool loadsModule(std::string_view name) {
          name.starts_with("cuLinkComplete");
 }
 
-// The kernel the thread of call `i` launched next, within its next 64 calls and the process's next 4096; ""
-// when none (a bounded look: a trace of millions of calls may hold hundreds of loads).
-std::string nextKernelOfThread(const TraceData& t, const std::vector<int32_t>& kernel_of_call, size_t i) {
+// The kernels the thread of call `i` launched next (up to kNextKernels), within its next 64 calls and the
+// process's next 4096 (a bounded look: a trace of millions of calls may hold hundreds of loads).
+std::vector<std::string> nextKernelsOfThread(const TraceData& t, const std::vector<int32_t>& kernel_of_call, size_t i) {
   const ApiTable& a = t.api_calls;
+  std::vector<std::string> kernels;
   int seen = 0;
-  for (size_t j = i + 1; j < std::min(a.size(), i + 4096) && seen < 64; ++j) {
+  for (size_t j = i + 1; j < std::min(a.size(), i + 4096) && seen < 64 && kernels.size() < kNextKernels; ++j) {
     if (a.session[j] != a.session[i] || a.thread_id[j] != a.thread_id[i]) continue;
     ++seen;
-    if (kernel_of_call[j] != kNone) return t.kernelName(static_cast<size_t>(kernel_of_call[j]));
+    if (kernel_of_call[j] != kNone) kernels.emplace_back(t.kernelName(static_cast<size_t>(kernel_of_call[j])));
   }
-  return "";
+  return kernels;
 }
 
 }  // namespace
@@ -501,7 +502,7 @@ std::vector<RuntimeCompile> runtimeCompiles(const TraceData& t, int32_t session)
     if (a.session[i] != session) continue;
     const auto last = last_end.find(a.thread_id[i]);
     if (last != last_end.end() && loadsModule(t.text(a.name[i])) && a.start_ns[i] - last->second >= kCompileGapNs) {
-      compiles.push_back({{last->second, a.end_ns[i]}, nextKernelOfThread(t, kernel_of_call, i)});
+      compiles.push_back({{last->second, a.end_ns[i]}, nextKernelsOfThread(t, kernel_of_call, i)});
     }
     last_end[a.thread_id[i]] = std::max(last == last_end.end() ? 0 : last->second, a.end_ns[i]);
   }

@@ -102,18 +102,20 @@ std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& trace);
 // full; and of a launch call queued 1 ms or more behind the GPU's work, what it took beyond twice the process's
 // median launch call), merged: time that is not the host's own work.
 std::vector<Interval> hostWaitCalls(const TraceData& trace, int32_t session);
-// The host's waits for results fetched from `device` once its GPU was done (IdleBreakdown::results_fetched),
-// which no call of the waiting thread shows: from the GPU running dry to the fetch's end. `busy`: the device's.
 // A kernel compiled (or chosen and loaded) at run time: a module load (cuModuleLoadData, cuLibraryLoadData, …)
 // after its thread spent kCompileGapNs or more with no CUDA call, the compiler's work (NVRTC, cuDNN's runtime
 // fusion, Triton, XLA, a library's search for the new shape's kernel); `stretch` runs from the thread's previous
-// call to the load's end, `next_kernel` is the kernel the thread launched next (whose library compiled it).
+// call to the load's end, `next_kernels` the kernels the thread launched next (up to kNextKernels; the library
+// that compiled runs them: cuDNN's attention backward starts with helper kernels before its "sdpa" one).
 struct RuntimeCompile {
   Interval stretch;
-  std::string next_kernel;
+  std::vector<std::string> next_kernels;
 };
 inline constexpr int64_t kCompileGapNs = 1'000'000;
+inline constexpr int kNextKernels = 4;
 std::vector<RuntimeCompile> runtimeCompiles(const TraceData& trace, int32_t session);
+// The host's waits for results fetched from `device` once its GPU was done (IdleBreakdown::results_fetched),
+// which no call of the waiting thread shows: from the GPU running dry to the fetch's end. `busy`: the device's.
 std::vector<Interval> resultFetchWaits(const TraceData& trace, int32_t device, const std::vector<Interval>& busy);
 // Every CUDA call of one process (all its threads), merged: between them its host does work of its own.
 std::vector<Interval> cudaCalls(const TraceData& trace, int32_t session);

@@ -22,7 +22,8 @@ inline constexpr std::string_view kFixKinds[] = {
     "fusion",        // fuse a recurring kernel chain (kernels: names in order)
     "cuda_graphs",   // capture the step into a CUDA graph (scope)
     "precision",     // run GEMMs and convolutions in lower precision (setting: bf16_autocast | tf32)
-    "attention",     // replace written-out attention with fused scaled-dot-product attention
+    "attention",     // written-out attention replaced by scaled-dot-product attention (setting: sdpa), or
+                     // cuDNN's attention, which compiles for every new shape, switched off (no_cudnn_sdp)
     "optimizer",     // fused or multi-tensor optimizer step, or smaller optimizer state (setting)
     "checkpoint",    // activation checkpointing (segments)
     "allocator",     // caching-allocator settings (setting: PYTORCH_CUDA_ALLOC_CONF value)

@@ -984,6 +984,15 @@ Advice adviceOnCompiles(int every, bool lengths = false) {
                at + 1'000'000, 7, at);
       at += 1'000'000;
     }
+    // The attention's backward compiled too: cuDNN launches a philox and a dO·O kernel before its "sdpa" one.
+    b.api("cuLibraryLoadData", at + 1'200'000, at + 1'300'000);
+    at += 1'350'000;
+    for (const char* k : {"at::cuda::philox::unpack_cudnn(at::PhiloxCudaState, long*, long*)",
+                          "void cudnn::fusion::compute_dot_do_o_specialized<true, 64>(void const*)",
+                          "cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26"}) {
+      b.kernel(k, at + 10'000, at + 300'000, 7, at);
+      at += 310'000;
+    }
   }
   EXPECT_TRUE(b.finish());
   return adviceOnPath(dir.path("compiles.gpuscope"));
@@ -1004,6 +1013,14 @@ TEST(Advisor, RuntimeCompilationOnBuiltTraces) {
   const Finding* chains = varying.find("fusable_chains");
   ASSERT_TRUE(chains);
   EXPECT_NE(chains->plan_status.find("shapes change"), std::string::npos) << chains->plan_status;
+  // cuDNN's attention compiled them: apply switches it off (a setting, no code change).
+  const Finding* compiles = varying.find("runtime_compilation");
+  ASSERT_EQ(compiles->fix.plan.size(), 1u);
+  EXPECT_EQ(compiles->fix.plan[0].text("setting"), "no_cudnn_sdp");
+  EXPECT_EQ(compiles->plan_status, "in the plan");
+  const plan::Plan p = makePlan(varying);
+  for (const std::string& note : varying.notes) EXPECT_EQ(note.find("no rule here names"), std::string::npos) << note;
+  EXPECT_TRUE(std::any_of(p.fixes.begin(), p.fixes.end(), [](const plan::Fix& x) { return x.id == "attention-2"; }));
 }
 
 // A process that holds most of its 79.2 GiB GPU at its peak: a 70 GiB buffer and a 4 GiB one.

@@ -145,6 +145,14 @@ class GlobalSettings(PlanCase):
         applied, _ = self.json_output("settings.py", plan=plan)
         self.assertEqual(applied["alloc_conf"], "expandable_segments:True")
 
+    def test_cudnn_attention_is_switched_off(self):
+        plain, _ = self.json_output("settings.py")
+        applied, lines = self.json_output("settings.py", plan=self.plan({"kind": "attention",
+                                                                          "setting": "no_cudnn_sdp"}))
+        self.assertTrue(plain["cudnn_sdp"])
+        self.assertFalse(applied["cudnn_sdp"])
+        self.assertIn("applied: cuDNN's attention off", lines[0])
+
     def test_attention_fix_is_reported_as_needing_a_code_change(self):
         _, lines = self.json_output("settings.py", plan=self.plan({"kind": "attention", "setting": "sdpa"}))
         self.assertEqual(lines, ["gpuscope apply: attention-1 (attention): not applied: needs the model's code "

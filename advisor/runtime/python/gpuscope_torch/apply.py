@@ -14,7 +14,10 @@ Each fix kind maps to a change PyTorch offers without touching the script:
                  from its second call on; the compiler pads GEMM shapes to tensor-core multiples (its
                  shape padding, turned on for gemm_padding). Not applied to a model the script compiles
                  itself, nor CUDA graphs to one trained with gradient accumulation.
-  attention      needs the model's code changed (scaled_dot_product_attention): reported, not applied.
+  attention      no_cudnn_sdp: cuDNN's attention switched off (torch.backends.cuda.enable_cudnn_sdp), so
+                 scaled_dot_product_attention runs flash or memory-efficient attention, which compile no
+                 kernel for each new shape; sdpa (written-out attention) needs the model's code changed:
+                 reported, not applied.
 What was applied, and what was not and why, is printed on stderr: when the program starts for the fixes
 that take effect then, when they are applied to the model, and at exit for those that never took effect.
 
@@ -272,6 +275,14 @@ def _code_change(fix):
     return "not applied: needs the model's code changed (the advice shows how)"
 
 
+def _attention(fix):
+    if fix.get("setting") != "no_cudnn_sdp":
+        return _code_change(fix)
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    return ("applied: cuDNN's attention off; scaled_dot_product_attention runs flash or memory-efficient attention, "
+            "which compile no kernel for each new shape")
+
+
 _HANDLERS = {
     "precision": _precision,
     "optimizer": _optimizer,
@@ -281,7 +292,7 @@ _HANDLERS = {
     "cuda_graphs": _compile,
     "fusion": _compile,
     "gemm_padding": _compile,
-    "attention": _code_change,
+    "attention": _attention,
 }
 
 
