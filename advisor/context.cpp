@@ -64,6 +64,7 @@ std::string iterationsBasis(const Iterations& it, int64_t steady) {
     case analysis::IterationSource::kKernelPattern:
       return basis + "each opened by kernel " + analysis::shortKernelName(it.marker) + ")";
     case analysis::IterationSource::kCopyPattern: return basis + "each opened by a " + it.marker + ")";
+    case analysis::IterationSource::kXlaModule: return basis + "each an execution of XLA's " + it.marker + ")";
     default: return basis + "each ended by a host synchronisation)";
   }
 }
@@ -456,6 +457,7 @@ Context buildContext(const TraceData& trace) {
     c.activity = activity[static_cast<size_t>(c.device)];
     c.timeline = analysis::analyzeTimeline(trace, c.step.timed_windows, activity)[static_cast<size_t>(c.device)];
     c.compiles = analysis::runtimeCompiles(trace, c.session);
+    c.compiler_work = analysis::annotatedCompiles(trace, c.session);
   }
   c.phases = analysis::phaseRanges(trace, c.session);
   inferOptimizerPhases(c);

@@ -103,6 +103,9 @@ struct Context {
   // Of `session`, the whole run: kernels compiled at run time (analysis::runtimeCompiles), computed once for the
   // rules that read them (runtime_compilation, and input_pipeline, which leaves them out).
   std::vector<analysis::RuntimeCompile> compiles;
+  // Of `session`: XLA's annotated compiles (analysis::annotatedCompiles). What its autotuner copies, allocates
+  // and synchronises inside them is the compiler's, none of the program's steps.
+  std::vector<analysis::Interval> compiler_work;
   // No optimizer range in a step that has a backward (an update the script writes itself, not torch.optim):
   // its optimizer phases are the stretches from each backward's end to the next forward's start.
   bool optimizer_inferred = false;
@@ -130,6 +133,7 @@ struct Context {
   bool inSteps(size_t kernel) const;
   bool inSteps(int64_t start_ns) const;
   bool inTimedSteps(int64_t start_ns) const;
+  bool byCompiler(int64_t ns) const { return analysis::insideAny(compiler_work, ns); }
   // The host's stretches of `compiles` that end in the timed steps, merged: what a fix that compiles once saves.
   std::vector<analysis::Interval> compilesInTimedSteps() const;
   // Whether a kernel of `device` starts inside the timed step windows.

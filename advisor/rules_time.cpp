@@ -572,7 +572,7 @@ bool pageableCopyInSteps(const Context& c, size_t i) {
   const auto& k = c.trace.copies;
   const bool pageable =
       k.src_kind[i] == schema::MemoryKind::kPageable || k.dst_kind[i] == schema::MemoryKind::kPageable;
-  return pageable && k.device[i] == c.device && c.inSteps(k.start_ns[i]);
+  return pageable && k.device[i] == c.device && c.inSteps(k.start_ns[i]) && !c.byCompiler(k.start_ns[i]);
 }
 
 PageableCopies pageableInSteps(const Context& c) {

@@ -75,11 +75,13 @@ std::string withoutDigits(const std::string& name) {
   return out;
 }
 
-// Fills the kernel figures of iterations (sorted, disjoint host intervals) from the kernels launched in them.
+// Fills the kernel figures of iterations (sorted, disjoint host intervals) from the kernels launched in them,
+// less those a compiler launched for itself (annotatedCompiles).
 void assignKernels(const TraceData& t, const std::vector<int64_t>& launch, int32_t session, Iterations& it) {
   for (Iteration& i : it.list) i.gpu_start_ns = INT64_MAX, i.gpu_end_ns = INT64_MIN;
+  const std::vector<Interval> compiles = annotatedCompiles(t, session);
   for (size_t k = 0; k < t.kernels.size(); ++k) {
-    if (t.kernels.session[k] != session) continue;
+    if (t.kernels.session[k] != session || insideAny(compiles, launch[k])) continue;
     auto pos = std::upper_bound(it.list.begin(), it.list.end(), launch[k],
                                 [](int64_t time, const Iteration& i) { return time < i.start_ns; });
     if (pos == it.list.begin()) continue;
@@ -304,6 +306,20 @@ std::vector<size_t> busiestDeviceKernels(const TraceData& t, int32_t only) {
   return kernels;
 }
 
+// The kernels less those a compiler launched for itself inside its annotated compiles (XLA's autotuner timing
+// candidates): a Flax classifier's 40 steps of 3.7 ms sat behind 45 s of them, and read as two steps of 3 s.
+std::vector<size_t> withoutCompileWork(const TraceData& t, const std::vector<int64_t>& launch,
+                                       std::vector<size_t> kernels) {
+  std::map<int32_t, std::vector<Interval>> compiles;  // per process
+  std::erase_if(kernels, [&](size_t k) {
+    const int32_t session = t.kernels.session[k];
+    auto it = compiles.find(session);
+    if (it == compiles.end()) it = compiles.emplace(session, annotatedCompiles(t, session)).first;
+    return insideAny(it->second, launch[k]);
+  });
+  return kernels;
+}
+
 // The stretches less a warm-up before the loop that ran part of the step (a kernel called a few times alone before
 // the loop that runs it among others): those at the start that differ from the median stretch, at most a fifth.
 std::vector<double> withoutLeadingWarmup(std::vector<double> gaps) {
@@ -462,10 +478,12 @@ Iterations fromCopyPattern(const TraceData& t, const std::vector<int64_t>& launc
   if (kernels.empty()) return {};
   const int32_t session = t.kernels.session[kernels[0]], device = t.kernels.device[kernels[0]];
   std::map<std::pair<schema::CopyKind, int64_t>, std::vector<int64_t>> launches;  // (direction, bytes) -> times
+  const std::vector<bool> compiling = callsInCompiles(t);
   const CopyTable& c = t.copies;
   for (size_t i = 0; i < c.size(); ++i) {
     if (c.session[i] != session || c.device[i] != device) continue;
     const int32_t call = c.launch_call[i];
+    if (call != kNone && compiling[static_cast<size_t>(call)]) continue;
     launches[{c.kind[i], c.bytes[i]}].push_back(call == kNone ? c.start_ns[i] : t.api_calls.start_ns[call]);
   }
   Iterations best;
@@ -505,13 +523,59 @@ Iterations fromGraphLaunches(const TraceData& t, const std::vector<int64_t>& lau
                         "CUDA graph " + std::to_string(graph));
 }
 
+// The jitted function an XLA module range names: "XlaModule:#hlo_module=jit_train_step,program_id=7#" ->
+// "jit_train_step"; "" for any other range.
+std::string xlaModuleOf(std::string_view name) {
+  constexpr std::string_view kPrefix = "XlaModule:#", kKey = "hlo_module=";
+  if (!name.starts_with(kPrefix)) return "";
+  const size_t at = name.find(kKey);
+  if (at == std::string_view::npos) return "";
+  const std::string_view rest = name.substr(at + kKey.size());
+  return std::string(rest.substr(0, rest.find_first_of(",#")));
+}
+
+// JAX's steps: each execution of the jitted function whose executions launch the most of the kernels, as XLA
+// annotates them (one program id per shape it was compiled for), outside XLA's compiles (its autotuner runs
+// modules of its own). A kernel pattern misses them where the shapes change: each shape's executable names its
+// kernels its own way (a Flax classifier padded to three lengths, H200, 2026-11-29).
+Iterations fromXlaModules(const TraceData& t, const std::vector<int64_t>& launch, const std::vector<size_t>& kernels) {
+  if (kernels.empty()) return {};
+  const int32_t session = t.kernels.session[kernels[0]];
+  const std::vector<Interval> compiles = annotatedCompiles(t, session);
+  std::map<std::string, std::vector<Interval>> runs;  // jitted function -> its executions
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    if (t.nvtx.kind[r] != schema::NvtxKind::kRange || t.nvtx.session[r] != session) continue;
+    std::string module = xlaModuleOf(t.text(t.nvtx.name[r]));
+    if (!module.empty() && !insideAny(compiles, t.nvtx.start_ns[r]))
+      runs[std::move(module)].push_back({t.nvtx.start_ns[r], t.nvtx.end_ns[r]});
+  }
+  std::vector<int64_t> launches;
+  for (size_t k : kernels) launches.push_back(launch[k]);
+  std::sort(launches.begin(), launches.end());
+  const std::vector<Interval>* busiest = nullptr;
+  std::string name;
+  int64_t most = 0;
+  for (auto& [module, ranges] : runs) {
+    int64_t inside = 0;
+    for (const Interval& r : ranges) inside += countWithin(launches, r.start, r.end);
+    if (inside > most) most = inside, busiest = &ranges, name = module;
+  }
+  if (!busiest) return {};
+  std::vector<int64_t> boundaries;
+  for (const Interval& r : *busiest) boundaries.push_back(r.start);
+  std::sort(boundaries.begin(), boundaries.end());
+  return fromBoundaries(t, launch, kernels, std::move(boundaries), IterationSource::kXlaModule, name);
+}
+
 // The host synchronisations of the busiest device's process, as iteration ends.
 Iterations fromHostSyncs(const TraceData& t, const std::vector<int64_t>& launch, const std::vector<size_t>& kernels) {
   if (kernels.empty()) return {};
   const int32_t session = t.kernels.session[kernels[0]];
   std::vector<int64_t> boundaries{t.startNs()};
+  const std::vector<bool> compiling = callsInCompiles(t);
   for (size_t i = 0; i < t.api_calls.size(); ++i) {
-    if (t.api_calls.session[i] == session && t.text(t.api_calls.name[i]).find("ynchronize") != std::string::npos) {
+    if (t.api_calls.session[i] == session && !compiling[i] &&
+        t.text(t.api_calls.name[i]).find("ynchronize") != std::string::npos) {
       boundaries.push_back(t.api_calls.end_ns[i]);
     }
   }
@@ -604,9 +668,10 @@ Iterations findIterations(const TraceData& trace, int32_t session) {
     assignKernels(trace, launch, it.session, it);
   } else {
     // The busiest device's kernels (of `session`, where given), in start order: what the three read.
-    const std::vector<size_t> kernels = busiestDeviceKernels(trace, session);
+    const std::vector<size_t> kernels = withoutCompileWork(trace, launch, busiestDeviceKernels(trace, session));
     it = fromGraphLaunches(trace, launch, kernels);
     if (it.source == IterationSource::kNotFound) it = fromKernelPattern(trace, launch, kernels);
+    if (it.source == IterationSource::kNotFound) it = fromXlaModules(trace, launch, kernels);
     if (it.source == IterationSource::kNotFound) it = fromHostSyncs(trace, launch, kernels);
     if (it.source == IterationSource::kNotFound) it = fromCopyPattern(trace, launch, kernels);
   }
@@ -697,6 +762,7 @@ std::string_view toString(IterationSource source) {
     case IterationSource::kKernelPattern: return "kernel pattern";
     case IterationSource::kHostSync: return "host sync";
     case IterationSource::kCopyPattern: return "copy pattern";
+    case IterationSource::kXlaModule: return "xla module";
     case IterationSource::kNotFound: break;
   }
   return "none";

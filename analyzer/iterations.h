@@ -26,7 +26,7 @@ struct Iteration {
   int64_t durationNs() const { return std::max(end_ns, gpu_end_ns) - start_ns; }
 };
 
-enum class IterationSource { kNotFound, kNvtx, kGraphLaunch, kKernelPattern, kHostSync, kCopyPattern };
+enum class IterationSource { kNotFound, kNvtx, kGraphLaunch, kKernelPattern, kHostSync, kCopyPattern, kXlaModule };
 
 struct Iterations {
   IterationSource source = IterationSource::kNotFound;

@@ -39,6 +39,29 @@ bool isLibraryRange(std::string_view name, std::string_view domain) {
   return name.starts_with("Thunk:#") || (name.starts_with("Xla") && name.find(":#") != std::string_view::npos);
 }
 
+std::vector<Interval> annotatedCompiles(const TraceData& t, int32_t session) {
+  std::vector<Interval> compiles;
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    if (t.nvtx.kind[r] == schema::NvtxKind::kRange && t.nvtx.session[r] == session &&
+        t.text(t.nvtx.name[r]).starts_with("XlaCompile:#")) {
+      compiles.push_back({t.nvtx.start_ns[r], t.nvtx.end_ns[r]});
+    }
+  }
+  return mergeIntervals(std::move(compiles));
+}
+
+std::vector<bool> callsInCompiles(const TraceData& t) {
+  std::vector<bool> inside(t.api_calls.size(), false);
+  for (size_t s = 0; s < t.sessions.size(); ++s) {
+    const std::vector<Interval> compiles = annotatedCompiles(t, static_cast<int32_t>(s));
+    if (compiles.empty()) continue;
+    for (size_t i = 0; i < t.api_calls.size(); ++i) {
+      if (t.api_calls.session[i] == static_cast<int32_t>(s)) inside[i] = insideAny(compiles, t.api_calls.start_ns[i]);
+    }
+  }
+  return inside;
+}
+
 std::string moduleOfRange(std::string_view name, Phase& phase) {
   const bool forward = endsWith(name, kForwardSuffix);
   phase = forward ? Phase::kForward : Phase::kBackward;

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/intervals.h"
 #include "analyzer/trace_data.h"
 
 namespace gpuscope::analysis {
@@ -38,6 +39,13 @@ inline constexpr std::string_view kApplyAsWrittenMark = "gpuscope: apply check r
 // a library's own NVTX domain (CUB's and Thrust's "CCCL": "cub::DeviceRadixSort", one per algorithm call;
 // NCCL's). They time a call, not the program's step, so they are no iteration marker and no phase.
 bool isLibraryRange(std::string_view name, std::string_view domain);
+// XLA's compiles, as it annotates them: its NVTX ranges "XlaCompile:#module=…#" of process `session`, merged.
+// Its autotuner compiles, runs and times candidate kernels on a pool of threads inside them: work of the
+// compiler, not of the program (a Flax classifier's: 17,429 of its 26,467 kernels and 11,103 of its 11,134
+// synchronisations, H200, 2026-11-29).
+std::vector<Interval> annotatedCompiles(const TraceData& trace, int32_t session);
+// Per API call, whether it is made inside its process's annotatedCompiles.
+std::vector<bool> callsInCompiles(const TraceData& trace);
 // The module a module range names ("GPT2LMHeadModel.transformer.h.0"), and its pass in `phase`.
 std::string moduleOfRange(std::string_view name, Phase& phase);
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "analyzer/gpu_activity.h"
+#include "analyzer/phases.h"
 
 namespace gpuscope::analysis {
 
@@ -132,14 +133,16 @@ std::vector<std::vector<Interval>> allocatorStretches(const TraceData& t, const 
 // synchronous copies) or by what it did: a copy from the device into pageable memory returns once the data is
 // there, whatever its call's name. CuPy reads a scalar back with cudaMemcpyAsync: a k-means's convergence test
 // waited 8.2 ms in it every iteration (bench/corpus/cupy_kmeans, H200, 2026-11-28).
+// The waits of a compiler (XLA's autotuner timing its candidates, annotatedCompiles) are none of the program's.
 std::vector<bool> waitsForGpuCalls(const TraceData& t) {
   const ApiTable& a = t.api_calls;
+  const std::vector<bool> compiling = callsInCompiles(t);
   std::vector<bool> waits(a.size(), false);
-  for (size_t i = 0; i < a.size(); ++i) waits[i] = waitsForGpu(t.text(a.name[i]));
+  for (size_t i = 0; i < a.size(); ++i) waits[i] = !compiling[i] && waitsForGpu(t.text(a.name[i]));
   const CopyTable& c = t.copies;
   for (size_t i = 0; i < c.size(); ++i) {
-    if (c.launch_call[i] != kNone && c.kind[i] == schema::CopyKind::kDeviceToHost &&
-        c.dst_kind[i] == schema::MemoryKind::kPageable) {
+    if (c.launch_call[i] != kNone && !compiling[static_cast<size_t>(c.launch_call[i])] &&
+        c.kind[i] == schema::CopyKind::kDeviceToHost && c.dst_kind[i] == schema::MemoryKind::kPageable) {
       waits[static_cast<size_t>(c.launch_call[i])] = true;
     }
   }
@@ -276,6 +279,7 @@ namespace {
 struct HostWaits {
   std::vector<std::vector<int64_t>> sync_ends, allocator_sync_ends;
   std::vector<std::vector<Interval>> copy_calls, alloc_calls;
+  std::vector<std::vector<Interval>> compiles;  // annotatedCompiles
 };
 
 HostWaits hostWaits(const TraceData& t) {  // one pass over the calls, for every process
@@ -291,6 +295,7 @@ HostWaits hostWaits(const TraceData& t) {  // one pass over the calls, for every
         freesDeviceMemory(name) && (name.starts_with("cudaFree") || name.starts_with("cuMemFree"));
     if (allocator_syncs[i] || frees_in_sync) w.allocator_sync_ends[a.session[i]].push_back(a.end_ns[i]);
   }
+  for (size_t s = 0; s < t.sessions.size(); ++s) w.compiles.push_back(annotatedCompiles(t, static_cast<int32_t>(s)));
   for (auto& ends : w.allocator_sync_ends) std::sort(ends.begin(), ends.end());
   for (auto& calls : w.copy_calls) calls = mergeIntervals(std::move(calls));
   return w;
@@ -311,7 +316,9 @@ void classifyGap(int64_t gap_start, const WorkItem& next, bool for_result, const
   idle.allocating_ns += allocating;
   const int64_t length = next.start - gap_start - allocating;
   ++idle.gaps;
-  if (next.pageable_copy) {
+  if (next.launch != kNone && insideAny(waits.compiles[session], next.launch)) {
+    idle.compiling_ns += length;
+  } else if (next.pageable_copy) {
     idle.copy_wait_ns += length;
   } else if (next.launch == kNone || next.launch <= gap_start) {
     idle.queued_ns += length;
@@ -496,16 +503,31 @@ std::vector<RuntimeCompile> runtimeCompiles(const TraceData& t, int32_t session)
     if (t.kernels.launch_call[k] != kNone)
       kernel_of_call[static_cast<size_t>(t.kernels.launch_call[k])] = static_cast<int32_t>(k);
   }
+  // XLA's own compile ranges, whole (its autotuner's loads inside them are part of them).
+  const std::vector<Interval> annotated = annotatedCompiles(t, session);
   std::vector<RuntimeCompile> compiles;
+  size_t next = 0;
+  for (const Interval& window : annotated) {
+    while (next < a.size() && a.start_ns[next] < window.end) ++next;
+    std::vector<std::string> kernels;
+    for (size_t j = next; j < std::min(a.size(), next + 4096) && kernels.size() < kNextKernels; ++j) {
+      if (a.session[j] == session && kernel_of_call[j] != kNone)
+        kernels.emplace_back(t.kernelName(static_cast<size_t>(kernel_of_call[j])));
+    }
+    compiles.push_back({window, std::move(kernels)});
+  }
   std::map<int64_t, int64_t> last_end;     // thread -> the end of its latest call
   for (size_t i = 0; i < a.size(); ++i) {  // in start order
     if (a.session[i] != session) continue;
     const auto last = last_end.find(a.thread_id[i]);
-    if (last != last_end.end() && loadsModule(t.text(a.name[i])) && a.start_ns[i] - last->second >= kCompileGapNs) {
+    if (last != last_end.end() && loadsModule(t.text(a.name[i])) && a.start_ns[i] - last->second >= kCompileGapNs &&
+        !insideAny(annotated, a.start_ns[i])) {
       compiles.push_back({{last->second, a.end_ns[i]}, nextKernelsOfThread(t, kernel_of_call, i)});
     }
     last_end[a.thread_id[i]] = std::max(last == last_end.end() ? 0 : last->second, a.end_ns[i]);
   }
+  std::sort(compiles.begin(), compiles.end(),
+            [](const RuntimeCompile& x, const RuntimeCompile& y) { return x.stretch.start < y.stretch.start; });
   return compiles;
 }
 

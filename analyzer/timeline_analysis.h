@@ -38,6 +38,7 @@ struct IdleBreakdown {
   int64_t recording_ns = 0;     // what the recording's cost per launch added to launch-bound gaps
   int64_t allocating_ns = 0;    // the host was inside device allocation or free calls
   int64_t queued_ns = 0;
+  int64_t compiling_ns = 0;  // before work a compiler launched for itself (XLA's autotuner, annotatedCompiles)
   int64_t gaps = 0;
   // Copies to the host that a runtime's own thread issued once the GPU had run dry, the program waiting for
   // their result (JAX's float(x), np.asarray(x)): their gaps count as after_sync.
@@ -105,7 +106,8 @@ std::vector<Interval> hostWaitCalls(const TraceData& trace, int32_t session);
 // A kernel compiled (or chosen and loaded) at run time: a module load (cuModuleLoadData, cuLibraryLoadData, …)
 // after its thread spent kCompileGapNs or more with no CUDA call, the compiler's work (NVRTC, cuDNN's runtime
 // fusion, Triton, XLA, a library's search for the new shape's kernel); `stretch` runs from the thread's previous
-// call to the load's end, `next_kernels` the kernels the thread launched next (up to kNextKernels; the library
+// call to the load's end; or one of XLA's annotated compiles (annotatedCompiles), whole. `next_kernels` are the
+// kernels the thread (for XLA's, the process) launched next (up to kNextKernels; the library
 // that compiled runs them: cuDNN's attention backward starts with helper kernels before its "sdpa" one).
 struct RuntimeCompile {
   Interval stretch;

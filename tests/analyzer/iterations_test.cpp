@@ -84,13 +84,46 @@ TEST(Iterations, HostSynchronisationsEndSteps) {
 }
 
 TEST(Iterations, JaxLoopWithoutAnnotationsAmidAutotuning) {
-  // 50 jitted updates after thousands of autotuning kernels, then an op-by-op loss after the loop: the
-  // kernel that opens each update marks the steps, and the stretch after the last one is not a step.
+  // 50 jitted updates after thousands of autotuning kernels, then an op-by-op loss after the loop. The
+  // autotuner's kernels lie inside XLA's annotated compiles and are left out; most of the rest are the update's
+  // command buffer (a CUDA graph), whose launches open the steps; the stretch after the last one is not a step.
   const Iterations it = iterationsOf(testing::fixturePath("program_jax_mlp.gpuscope"));
-  EXPECT_EQ(it.source, IterationSource::kKernelPattern);
+  EXPECT_EQ(it.source, IterationSource::kGraphLaunch);
   EXPECT_GE(it.list.size(), 45u);
   EXPECT_LE(it.list.size(), 50u);
   for (const Iteration& i : it.list) EXPECT_EQ(i.kernels, it.list[it.list.size() / 2].kernels);
+}
+
+// A jitted train step over batches of two lengths, in no regular order (a Flax classifier padded to its longest
+// review, H200, 2026-11-29): XLA compiled the step once per length, its autotuner timing candidate kernels
+// between synchronisations inside the compile's range, and each length's executable names its kernels its own
+// way, so no kernel opens every step. XLA's range around each execution of the step marks them.
+TEST(Iterations, JaxStepsOfSeveralShapesFromXlasModuleRanges) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  b.nvtx("XlaCompile:#module=jit_train_step#", 0, 900'000'000, 1, "TSL");
+  for (int64_t t = 1'000'000; t < 880'000'000; t += 2'000'000) {  // the autotuner's candidates
+    b.kernel("gemm_fusion_dot_candidate", t, t + 200'000, 9, t - 50'000);
+    b.api("cuStreamSynchronize", t + 100'000, t + 250'000, 0, 5);
+  }
+  const bool shorter[] = {true,  false, false, true, false, true,  true, false, true, false, false, true,
+                          false, true,  true,  true, false, false, true, false, true, false, true,  true};
+  int64_t t = 1'000'000'000;
+  for (int step = 0; step < 24; ++step, t += 5'000'000) {
+    const std::string program = shorter[step] ? "7" : "9";
+    b.nvtx("XlaModule:#hlo_module=jit_train_step,program_id=" + program + "#", t, t + 400'000, 1, "TSL");
+    for (int k = 0; k < 6; ++k) {
+      const int64_t at = t + 500'000 + k * 500'000;
+      b.kernel((shorter[step] ? "loop_add_fusion_" : "input_reduce_fusion_") + std::to_string(k), at, at + 400'000, 7,
+               t + 10'000 + k * 50'000);
+    }
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.source, IterationSource::kXlaModule);
+  EXPECT_EQ(it.marker, "jit_train_step");
+  EXPECT_GE(it.list.size(), 22u);
+  for (const Iteration& i : it.list) EXPECT_EQ(i.kernels, 6);  // none of the autotuner's
 }
 
 TEST(Iterations, NoneInProgramsWithoutALoop) {
