@@ -667,7 +667,8 @@ Iterations findIterations(const TraceData& trace, int32_t session) {
   if (it.source == IterationSource::kNvtx) {
     assignKernels(trace, launch, it.session, it);
   } else {
-    // The busiest device's kernels (of `session`, where given), in start order: what the three read.
+    // The busiest device's kernels (of `session`, where given), in start order, less a compiler's own: what the
+    // searches below read.
     const std::vector<size_t> kernels = withoutCompileWork(trace, launch, busiestDeviceKernels(trace, session));
     it = fromGraphLaunches(trace, launch, kernels);
     if (it.source == IterationSource::kNotFound) it = fromKernelPattern(trace, launch, kernels);

@@ -70,8 +70,9 @@ constexpr Rule kRule = {
     .title = "Kernels are compiled inside the steps",
     .reads =
         "module loads (cuModuleLoadData, cuLibraryLoadData and the like) inside the steady steps after 1 ms or more "
-        "of host time with no CUDA call on their thread (the compile), the kernel launched next (whose library "
-        "compiled it), and the GPU's idle time during those stretches",
+        "of host time with no CUDA call on their thread (the compile), and XLA's own compile ranges (NVTX "
+        "\"XlaCompile:#…#\", its autotuner's kernels inside them); the kernels launched next (whose library "
+        "compiled them), and the GPU's time during those stretches that is idle or the compiler's own",
     .fires_when =
         "a kernel compiled in at least every other steady step, and the GPU idles while the host compiles for 3 % "
         "of the step or more",
