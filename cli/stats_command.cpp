@@ -201,6 +201,7 @@ Report timelineReport(const std::vector<analysis::DeviceTimeline>& timelines, co
             {"idle_launch_bound_ns", "  host launching too slowly", Unit::kNanoseconds},
             {"idle_host_busy_ns", "  host at other work (gaps of 1 ms or more)", Unit::kNanoseconds},
             {"idle_queued_ns", "  work queued, not started", Unit::kNanoseconds},
+            {"idle_compiling_ns", "  before a compiler's own work (XLA's autotuner)", Unit::kNanoseconds},
             {"idle_gaps", "Idle gaps", Unit::kCount},
             {"launch_latency_median_ns", "Launch to start, median", Unit::kNanoseconds},
             {"launch_latency_idle_gpu_median_ns", "  onto an idle GPU", Unit::kNanoseconds},
@@ -214,10 +215,25 @@ Report timelineReport(const std::vector<analysis::DeviceTimeline>& timelines, co
            {}};
   for (const auto* t : usedDevices(timelines, [](const auto& t) { return t.window_end_ns > t.window_start_ns; })) {
     const auto& i = t->idle;
-    r.rows.push_back({trace.deviceLabel(t->device), t->window_end_ns - t->window_start_ns, t->busy_ns, i.total_ns,
-                      i.after_sync_ns, i.copy_wait_ns, i.launch_bound_ns, i.host_busy_ns, i.queued_ns, i.gaps,
-                      t->launch_latency_all.median, t->launch_latency_on_idle_gpu.median, t->launch_call_ns, t->kernels,
-                      t->short_kernels, ratio(t->short_kernels, t->kernels), t->copy_ns, t->copy_overlap_ns,
+    r.rows.push_back({trace.deviceLabel(t->device),
+                      t->window_end_ns - t->window_start_ns,
+                      t->busy_ns,
+                      i.total_ns,
+                      i.after_sync_ns,
+                      i.copy_wait_ns,
+                      i.launch_bound_ns,
+                      i.host_busy_ns,
+                      i.queued_ns,
+                      i.compiling_ns,
+                      i.gaps,
+                      t->launch_latency_all.median,
+                      t->launch_latency_on_idle_gpu.median,
+                      t->launch_call_ns,
+                      t->kernels,
+                      t->short_kernels,
+                      ratio(t->short_kernels, t->kernels),
+                      t->copy_ns,
+                      t->copy_overlap_ns,
                       ratio(t->copy_overlap_ns, t->copy_ns)});
   }
   return r;
