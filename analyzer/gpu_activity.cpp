@@ -29,4 +29,20 @@ std::vector<DeviceActivity> deviceActivity(const TraceData& trace) {
   return activity;
 }
 
+std::vector<Interval> busyLaunchedOutside(const TraceData& trace, int32_t device,
+                                          const std::vector<Interval>& left_out) {
+  std::vector<Interval> busy;
+  auto add = [&](const GpuWorkColumns& w) {
+    for (size_t i = 0; i < w.start_ns.size(); ++i) {
+      const int32_t call = w.launch_call[i];
+      const int64_t launched = call == kNone ? w.start_ns[i] : trace.api_calls.start_ns[static_cast<size_t>(call)];
+      if (w.device[i] == device && !insideAny(left_out, launched)) busy.push_back({w.start_ns[i], w.end_ns[i]});
+    }
+  };
+  add(trace.kernels);
+  add(trace.copies);
+  add(trace.memsets);
+  return mergeIntervals(std::move(busy));
+}
+
 }  // namespace gpuscope::analysis

@@ -17,5 +17,9 @@ struct DeviceActivity {
 
 // One entry per TraceData::devices entry.
 std::vector<DeviceActivity> deviceActivity(const TraceData& trace);
+// DeviceActivity::busy of `device` less the work launched inside `left_out` (by its launch call's start; work
+// whose call was not recorded stays): what the program kept the GPU busy with, beside a compiler's own work.
+std::vector<Interval> busyLaunchedOutside(const TraceData& trace, int32_t device,
+                                          const std::vector<Interval>& left_out);
 
 }  // namespace gpuscope::analysis

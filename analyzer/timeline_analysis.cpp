@@ -480,15 +480,17 @@ bool loadsModule(std::string_view name) {
          name.starts_with("cuLinkComplete");
 }
 
-// The kernels the thread of call `i` launched next (up to kNextKernels), within its next 64 calls and the
-// process's next 4096 (a bounded look: a trace of millions of calls may hold hundreds of loads).
-std::vector<std::string> nextKernelsOfThread(const TraceData& t, const std::vector<int32_t>& kernel_of_call, size_t i) {
+// The kernels launched by the calls of process `session` from call `first` on (up to kNextKernels): of `thread`
+// alone, within its next 64 calls, or of any thread where it is kNone; within the process's next 4096 calls (a
+// bounded look: a trace of millions of calls may hold hundreds of loads).
+std::vector<std::string> nextKernels(const TraceData& t, const std::vector<int32_t>& kernel_of_call, size_t first,
+                                     int32_t session, int64_t thread) {
   const ApiTable& a = t.api_calls;
   std::vector<std::string> kernels;
   int seen = 0;
-  for (size_t j = i + 1; j < std::min(a.size(), i + 4096) && seen < 64 && kernels.size() < kNextKernels; ++j) {
-    if (a.session[j] != a.session[i] || a.thread_id[j] != a.thread_id[i]) continue;
-    ++seen;
+  for (size_t j = first; j < std::min(a.size(), first + 4095) && kernels.size() < kNextKernels; ++j) {
+    if (a.session[j] != session || (thread != kNone && a.thread_id[j] != thread)) continue;
+    if (thread != kNone && seen++ == 64) break;
     if (kernel_of_call[j] != kNone) kernels.emplace_back(t.kernelName(static_cast<size_t>(kernel_of_call[j])));
   }
   return kernels;
@@ -509,12 +511,7 @@ std::vector<RuntimeCompile> runtimeCompiles(const TraceData& t, int32_t session)
   size_t next = 0;
   for (const Interval& window : annotated) {
     while (next < a.size() && a.start_ns[next] < window.end) ++next;
-    std::vector<std::string> kernels;
-    for (size_t j = next; j < std::min(a.size(), next + 4096) && kernels.size() < kNextKernels; ++j) {
-      if (a.session[j] == session && kernel_of_call[j] != kNone)
-        kernels.emplace_back(t.kernelName(static_cast<size_t>(kernel_of_call[j])));
-    }
-    compiles.push_back({window, std::move(kernels)});
+    compiles.push_back({window, nextKernels(t, kernel_of_call, next, session, kNone)});
   }
   std::map<int64_t, int64_t> last_end;     // thread -> the end of its latest call
   for (size_t i = 0; i < a.size(); ++i) {  // in start order
@@ -522,7 +519,7 @@ std::vector<RuntimeCompile> runtimeCompiles(const TraceData& t, int32_t session)
     const auto last = last_end.find(a.thread_id[i]);
     if (last != last_end.end() && loadsModule(t.text(a.name[i])) && a.start_ns[i] - last->second >= kCompileGapNs &&
         !insideAny(annotated, a.start_ns[i])) {
-      compiles.push_back({{last->second, a.end_ns[i]}, nextKernelsOfThread(t, kernel_of_call, i)});
+      compiles.push_back({{last->second, a.end_ns[i]}, nextKernels(t, kernel_of_call, i + 1, session, a.thread_id[i])});
     }
     last_end[a.thread_id[i]] = std::max(last == last_end.end() ? 0 : last->second, a.end_ns[i]);
   }

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "advisor/rule.h"
+#include "analyzer/gpu_activity.h"
 #include "analyzer/timeline_analysis.h"
 #include "analyzer/units.h"
 
@@ -41,26 +42,6 @@ std::string compilerOf(const std::vector<std::string>& kernels, Framework framew
   if (framework == Framework::kJax) return "XLA (jax.jit)";
   if (framework == Framework::kCuPy) return "CuPy";
   return "a library";
-}
-
-// The GPU's busy time less the work XLA's autotuner ran inside its annotated compiles (kernels and copies
-// launched there): the compiler's, which the steps lose with the compile.
-std::vector<analysis::Interval> programBusy(const Context& c) {
-  if (c.compiler_work.empty()) return c.activity.busy;
-  const analysis::TraceData& t = c.trace;
-  auto launched = [&](int32_t call, int64_t start) {
-    return call == analysis::kNone ? start : t.api_calls.start_ns[static_cast<size_t>(call)];
-  };
-  std::vector<analysis::Interval> busy;
-  for (size_t i = 0; i < t.kernels.size(); ++i) {
-    if (t.kernels.device[i] == c.device && !c.byCompiler(launched(t.kernels.launch_call[i], t.kernels.start_ns[i])))
-      busy.push_back({t.kernels.start_ns[i], t.kernels.end_ns[i]});
-  }
-  for (size_t i = 0; i < t.copies.size(); ++i) {
-    if (t.copies.device[i] == c.device && !c.byCompiler(launched(t.copies.launch_call[i], t.copies.start_ns[i])))
-      busy.push_back({t.copies.start_ns[i], t.copies.end_ns[i]});
-  }
-  return analysis::mergeIntervals(std::move(busy));
 }
 
 std::optional<Finding> runtimeCompilation(const Context& c);
@@ -113,7 +94,9 @@ std::optional<Finding> runtimeCompilation(const Context& c) {
   const int64_t steps = std::max<int64_t>(1, c.step.timed_count);
   if (2 * compiles < steps) return std::nullopt;
   const std::vector<analysis::Interval> stretches = c.compilesInTimedSteps();
-  const std::vector<analysis::Interval> idle = analysis::subtract(c.step.timed_windows, programBusy(c));
+  // The GPU's time that is idle, or the compiler's own (XLA's autotuner's work): the steps lose both with the compile.
+  const std::vector<analysis::Interval> idle =
+      analysis::subtract(c.step.timed_windows, analysis::busyLaunchedOutside(c.trace, c.device, c.compiler_work));
   const int64_t host = c.perTimedStep(analysis::overlapLength(stretches, c.step.timed_windows));
   const int64_t gpu_idle = c.perTimedStep(analysis::overlapLength(stretches, idle));
   if (c.shareOfStep(gpu_idle) < 0.03) return std::nullopt;
