@@ -1025,7 +1025,7 @@ TEST(Advisor, RuntimeCompilationOnBuiltTraces) {
 
 // A jitted JAX step over a new length every step: XLA compiles it for 30 ms inside its annotated compile range,
 // its autotuner timing candidate kernels between synchronisations on a thread of its own, then runs it (the
-// partial recording of a Flax classifier padded to its longest review, H200, 2026-11-29: 8.1 s of each 9.1 s
+// partial recording of a Flax classifier padded to its longest review, H200, 2026-11-29: 8.2 s of each 9.1 s
 // step compiling; without the compile ranges, a host_sync finding at 100 % of three 25 s "steps").
 TEST(Advisor, XlasCompilesInTheStepsAreCompilationNotSynchronisation) {
   TempDir dir;
