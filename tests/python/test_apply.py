@@ -434,6 +434,23 @@ class AttributeState(PlanCase):
                       "attributes (anchors.cell_anchors), kept from call to call", lines[-1])
         torch.testing.assert_close(applied["sums"], plain["sums"], rtol=1e-5, atol=1e-5)
 
+    def test_distributed_data_parallels_buffer_lists_are_the_models_own_state(self):
+        # DDP lists its module's buffers anew before every call (to broadcast them); that list is no state the
+        # forward keeps: the batch norm's running statistics are the model's buffers, updated in place.
+        sys.path.insert(0, str(support.BRIDGE))
+        from gpuscope_torch import apply  # its functions only: nothing is installed in this process
+
+        with tempfile.TemporaryDirectory() as folder:
+            torch.distributed.init_process_group("gloo", init_method=f"file://{folder}/store", rank=0, world_size=1)
+            try:
+                model = torch.nn.parallel.DistributedDataParallel(
+                    torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU()))
+                before = apply._attribute_tensors(model)
+                model(torch.randn(2, 3, 8, 8)).sum().backward()
+                self.assertEqual(apply._rebound(before, model), [])
+            finally:
+                torch.distributed.destroy_process_group()
+
     def test_an_attribute_filled_once_keeps_them(self):
         _, lines = self.json_output("attribute_state.py", "cached", plan=self.plan({"kind": "cuda_graphs"}))
         self.assertIn("applied: Detector.forward compiled (mode 'reduce-overhead')", lines[-1])

@@ -58,6 +58,7 @@ import contextlib
 import datetime
 import functools
 import inspect
+import itertools
 import json
 import os
 import sys
@@ -869,15 +870,20 @@ def _compiled_once(state, module):
 
 def _attribute_tensors(module):
     """What each attribute of the model's modules that holds tensors (a tensor, or a list, tuple or dict of them;
-    not its parameters and buffers) holds: which objects, by id, keyed by the attribute's name."""
+    not its parameters and buffers) holds: which objects, by id, keyed by the attribute's name. An attribute that
+    holds only the model's own parameters and buffers is left out: DistributedDataParallel lists its module's
+    buffers anew before every call (modules_buffers, to broadcast them), and the compiler reads those as the
+    model's state, which a graph replay updates in place; taking the new list for state kept from call to call
+    turned CUDA graphs off for every DDP model with a buffer (a ResNet-50's batch norms, H200, 2026-11-29)."""
+    own = {id(t) for t in itertools.chain(module.parameters(), module.buffers())}
     held = {}
     for path, m in module.named_modules():
         for name, value in vars(m).items():
             if name in ("_parameters", "_buffers", "_modules"):
                 continue
-            items = _items(value)
-            if any(isinstance(v, torch.Tensor) for v in items):
-                held[f"{path}.{name}".lstrip(".")] = (id(value), *map(id, items))
+            tensors = [v for v in _items(value) if isinstance(v, torch.Tensor)]
+            if tensors and not all(id(t) in own for t in tensors):
+                held[f"{path}.{name}".lstrip(".")] = (id(value), *map(id, _items(value)))
     return held
 
 
