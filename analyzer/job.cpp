@@ -26,6 +26,8 @@ struct RankActivity {
   std::vector<Interval> comm_kernels;  // every communication kernel of the device, whole run, in start order
   std::vector<int32_t> comm_names;     // their names (string ids)
   std::vector<int64_t> step_compute;   // per timed step, in order: its compute kernels' time (merged)
+  std::vector<Interval> steps;         // the timed steps themselves, in order
+  std::vector<Interval> away;          // its host's stretches without a CUDA call inside the timed steps
 };
 
 bool isComm(const TraceData& t, const std::vector<KernelKind>& kinds, size_t k) {
@@ -90,14 +92,18 @@ RankActivity activityOf(const TraceData& t, const std::vector<KernelKind>& kinds
 
 // The rank's host work and its stretches without a CUDA call in the median step (the step is a median too: one
 // slow step, a collection or a checkpoint, is no rank's steady work); nothing where its calls are not recorded.
-void measureHost(const TraceData& t, const std::vector<Interval>& steps, RankStep& r) {
+// The stretches themselves, of every step, go to a.away.
+void measureHost(const TraceData& t, const std::vector<Interval>& steps, RankStep& r, RankActivity& a) {
   const std::vector<Interval> calls = cudaCalls(t, r.session);
   if (calls.empty()) return;
   const std::vector<Interval> waits = hostWaitCalls(t, r.session);
   std::vector<int64_t> own, away;
   for (const Interval& s : steps) {
     own.push_back(s.end - s.start - overlapLength(waits, s.start, s.end));
-    away.push_back(totalLength(awayStretches(calls, s.start, s.end, std::min(kHostBusyGapNs, r.step_ns / 10))));
+    const std::vector<Interval> stretches =
+        awayStretches(calls, s.start, s.end, std::min(kHostBusyGapNs, r.step_ns / 10));
+    away.push_back(totalLength(stretches));
+    a.away.insert(a.away.end(), stretches.begin(), stretches.end());
   }
   r.host_ns = summarize(own).median;
   r.away_ns = summarize(away).median;
@@ -121,6 +127,7 @@ RankActivity measureRank(const TraceData& t, const std::vector<KernelKind>& kind
   const SteadySteps steady = steadySteps(it);
   const StepWindows& timed = steady.timed;
   RankActivity a = activityOf(t, kinds, r, timed.spans);
+  a.steps = timed.spans;
   r.steps = static_cast<int64_t>(timed.spans.size());
   if (r.steps == 0) return a;
   for (const Interval& span : timed.spans) a.step_compute.push_back(overlapLength(a.compute, span.start, span.end));
@@ -133,7 +140,7 @@ RankActivity measureRank(const TraceData& t, const std::vector<KernelKind>& kind
   r.copy_ns = totalLength(a.copies) / n;
   r.idle_ns = totalLength(a.idle) / n;
   r.between_ns = overlapLength(a.idle, mergeIntervals(timed.between)) / n;
-  measureHost(t, timed.spans, r);
+  measureHost(t, timed.spans, r, a);
   r.kernels = launchesIn(t, r.device, a.spans) / n;
   return a;
 }
@@ -242,10 +249,21 @@ int64_t medianOfOthers(const std::vector<RankStep>& ranks, size_t except, int64_
   return summarize(values).median;
 }
 
-// Per phase, how much of the intervals falls in the process's ranges of that phase.
-std::array<int64_t, 6> perPhase(const TraceData& t, int32_t session, const std::vector<Interval>& intervals) {
+// Per phase, how much of the intervals falls in the process's ranges of that phase. With the steps given, the
+// host's time from the end of a step's last optimizer range to the step's end is kAfter: code the script runs
+// after its optimizer step (logging, metrics, checkpoints), which names no phase of its own.
+std::array<int64_t, 6> perPhase(const TraceData& t, int32_t session, const std::vector<Interval>& intervals,
+                                const std::vector<Interval>& steps = {}) {
   std::array<std::vector<Interval>, 6> ranges;
-  for (const PhaseRange& p : phaseRanges(t, session)) ranges[static_cast<size_t>(p.phase)].push_back({p.start, p.end});
+  const std::vector<PhaseRange> named = phaseRanges(t, session);
+  for (const PhaseRange& p : named) ranges[static_cast<size_t>(p.phase)].push_back({p.start, p.end});
+  for (const Interval& step : steps) {
+    int64_t optimizer_end = INT64_MIN;
+    for (const PhaseRange& p : named) {
+      if (p.phase == Phase::kOptimizer && p.end > step.start && p.end <= step.end) optimizer_end = p.end;
+    }
+    if (optimizer_end != INT64_MIN) ranges[static_cast<size_t>(Phase::kAfter)].push_back({optimizer_end, step.end});
+  }
   std::array<int64_t, 6> out{};
   for (size_t p = 0; p < ranges.size(); ++p) out[p] = overlapLength(intervals, mergeIntervals(ranges[p]));
   return out;
@@ -287,14 +305,24 @@ void explain(const TraceData& t, const std::vector<RankActivity>& acts, JobView&
   if (most->second <= 0) return;
   s.cause = most->first, s.cause_ns = most->second;
   if (most == &deltas[2]) return;  // between steps: no phase
-  // The phase where its extra time falls: GPU idle for host work, compute for kernels.
-  const auto measured = [&](size_t i) { return most == &deltas[0] ? acts[i].compute : acts[i].idle; };
-  const std::array<int64_t, 6> mine = perPhase(t, r.session, measured(me));
+  // The phase where its extra time falls: compute for kernels; for host work, its own code's stretches where
+  // they are what it does more (on the host's clock, as the phases' ranges are), else its GPU's idle time. The
+  // GPU's idle time falls where the host's lost lead shows, not where its work is: a rank that computed metrics
+  // in NumPy after each optimizer step left its GPU idle in the next forward (2 x H200, 2026-11-29).
+  const bool own = most == &deltas[1] && own_code != INT64_MAX;
+  s.own_code = own;
+  const auto measured = [&](size_t i) {
+    return most == &deltas[0] ? acts[i].compute : own ? acts[i].away : acts[i].idle;
+  };
+  const auto phases = [&](size_t i) {
+    return perPhase(t, job.ranks[i].session, measured(i), own ? acts[i].steps : std::vector<Interval>{});
+  };
+  const std::array<int64_t, 6> mine = phases(me);
   int64_t best = 0;
   for (size_t p = 1; p < mine.size(); ++p) {
     std::vector<int64_t> others;
     for (size_t o = 0; o < acts.size(); ++o) {
-      if (o != me) others.push_back(perPhase(t, job.ranks[o].session, measured(o))[p]);
+      if (o != me) others.push_back(phases(o)[p]);
     }
     const int64_t extra = mine[p] - summarize(others).median;
     if (extra > best) best = extra, s.phase = static_cast<Phase>(p);

@@ -56,7 +56,10 @@ struct Straggler {
   // Why: the part of its step that is longer than on the other ranks (median of theirs), per step.
   std::string cause;  // "its kernels", "its host work", "its input pipeline" or "" (not told)
   int64_t cause_ns = 0;
-  Phase phase = Phase::kNoPhase;  // where its extra GPU idle time falls, where the trace names phases
+  // Where its extra time falls, where the trace names phases: its compute, its own code's stretches (kAfter: after
+  // its optimizer step, before its next step) or its GPU's idle time.
+  Phase phase = Phase::kNoPhase;
+  bool own_code = false;  // host work: its own code between CUDA calls (Python, NumPy, I/O, a sleep)
   // Its host's extra time per step that is spread over the same CUDA calls as the others', with no more work of
   // its own between them: a slower or busier CPU, not counted in cause_ns.
   int64_t spread_ns = 0;

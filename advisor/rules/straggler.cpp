@@ -46,6 +46,7 @@ std::string phaseWords(analysis::Phase phase) {
     case analysis::Phase::kForward: return "in its forward pass";
     case analysis::Phase::kBackward: return "in its backward pass";
     case analysis::Phase::kOptimizer: return "in its optimizer step";
+    case analysis::Phase::kAfter: return "after its optimizer step, before its next step";
     default: return "";
   }
 }
@@ -119,7 +120,9 @@ std::optional<Finding> straggler(const Context& c) {
     std::string where = phaseWords(s.phase);
     f.evidence.push_back({s.cause + ": " + formatDuration(s.cause_ns) + " more per step than the other ranks' median" +
                               (where.empty() ? "" : ", most of it " + where) +
-                              (s.cause == "its host work" ? " (GPU idle while its host issues work)" : ""),
+                              (s.cause != "its host work" ? ""
+                               : s.own_code ? " (code of its own between its CUDA calls: Python, NumPy, I/O)"
+                                            : " (GPU idle while its host issues work)"),
                           {}});
   }
   for (size_t r = 0; r < job.ranks.size() && r < 8; ++r) f.evidence.push_back({rankLine(job.ranks[r]), {}});
