@@ -7,7 +7,10 @@ that the advisor's step, taken from the hook-free steps, can be set against the 
 Usage (on the GPU machine, repository root, after `source scripts/gpu-env`):
   python3 bench/cost/record_cost.py --carry DIR --out DIR [--rounds N] [--budget SECONDS] [--cpus LIST]
                                     [--variants A,B,...] CASE...
-CASE: a folder of bench/corpus/ (its program.py runs). Writes OUT/record_cost.json and OUT/traces/CASE.gpuscope.
+CASE: a folder of bench/corpus/ (its program.py runs; under torchrun where its truth.json names multi_rank). Writes
+OUT/record_cost.json and OUT/traces/CASE.gpuscope. Two variants take one part of the recording away, to tell where a
+job's cost goes: record_no_nccl_plugin (NCCL without gpuscope as its profiler plugin) and record_no_api (no CUDA
+call records: --trace cuda,nvtx,memory). torch_profiler and allocator_history wrap a single process only.
 --cpus pins every run to those cores (taskset -c LIST): unpinned, two plain runs of one program differed by up to
 50 % on a shared host. Only the `record --torch` run measures the recording's cost per launch after the program
 (the trace the advisor reads); the other recordings skip it (--no-calibrate).
@@ -44,15 +47,28 @@ HISTORY = (
 )
 
 
+def program_command(script):
+    """The program as its case runs it: torchrun for a job of several ranks."""
+    truth = json.loads((script.parent / "truth.json").read_text())
+    ranks = truth.get("multi_rank")
+    if ranks and truth.get("launcher") != "self":
+        return ["torchrun", "--standalone", f"--nproc_per_node={ranks}", str(script)]
+    return [sys.executable, str(script)]
+
+
 def variants(carry, script, trace_path):
     gpuscope = str(carry / "bin" / "gpuscope")
     record = [gpuscope, "record", "-q", "-f"]
-    python = [sys.executable, str(script)]
+    python = program_command(script)
     return {
         "plain": (python, {}),
         "bare_cupti": (python, {"CUDA_INJECTION64_PATH": str(carry / "lib" / "libbare_cupti_injection.so"),
                                 "BARE_CUPTI_KINDS": BARE_KINDS}),
         "record": (record + ["--no-calibrate", "-o", "/tmp/cost-record.gpuscope", "--"] + python, {}),
+        "record_no_nccl_plugin": (record + ["--no-calibrate", "-o", "/tmp/cost-nonccl.gpuscope", "--"] + python,
+                                  {"NCCL_PROFILER_PLUGIN": "none"}),
+        "record_no_api": (record + ["--no-calibrate", "--trace", "cuda,nvtx,memory", "-o", "/tmp/cost-noapi.gpuscope",
+                                    "--"] + python, {}),
         "record_torch": (record + ["--torch", "-o", str(trace_path), "--"] + python, {}),
         "record_torch_all": (record + ["--no-calibrate", "--torch", "--torch-steps", "all", "-o",
                                        "/tmp/cost-all.gpuscope", "--"] + python, {}),
@@ -102,6 +118,7 @@ def main():
                 commands = variants(args.carry, script, trace)
                 for name in chosen:
                     runs[name].append(run(*commands[name], log, args.cpus))
+                    (args.out / "record_cost.json").write_text(json.dumps(results, indent=1))  # kept if cut short
             if "plain" in chosen:  # drift check
                 runs["plain"].append(run(*variants(args.carry, script, Path())["plain"], log, args.cpus))
             print(case, {k: [r["ms_step"] for r in v] for k, v in runs.items()}, flush=True)
