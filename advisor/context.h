@@ -134,6 +134,8 @@ struct Context {
   bool inSteps(int64_t start_ns) const;
   bool inTimedSteps(int64_t start_ns) const;
   bool byCompiler(int64_t ns) const { return analysis::insideAny(compiler_work, ns); }
+  // Whether host time `ns` is the program's own, in its timed steps: inside them and not a compiler's work.
+  bool programsInTimedSteps(int64_t ns) const { return inTimedSteps(ns) && !byCompiler(ns); }
   // The host's stretches of `compiles` that end in the timed steps, merged: what a fix that compiles once saves.
   std::vector<analysis::Interval> compilesInTimedSteps() const;
   // Whether a kernel of `device` starts inside the timed step windows.

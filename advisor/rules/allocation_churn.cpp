@@ -22,7 +22,7 @@ Churn countChurn(const Context& c) {
   Churn churn;
   const auto& m = c.trace.memory;
   for (size_t i = 0; i < m.size(); ++i) {
-    if (!c.cudaDeviceMemoryEvent(i) || !c.inTimedSteps(m.time_ns[i]) || c.byCompiler(m.time_ns[i])) continue;
+    if (!c.cudaDeviceMemoryEvent(i) || !c.programsInTimedSteps(m.time_ns[i])) continue;
     (m.op[i] == schema::MemoryOp::kAllocation ? churn.allocations : churn.releases) += 1;
     if (churn.first_ns < 0) churn.first_ns = m.time_ns[i];
   }

@@ -57,7 +57,7 @@ std::optional<Finding> pinnedAllocation(const Context& c) {
   int64_t allocations = 0, bytes = 0, first_ns = -1;
   for (size_t i = 0; i < m.size(); ++i) {
     if (m.session[i] != c.session || m.kind[i] != schema::MemoryKind::kPinned ||
-        m.op[i] != schema::MemoryOp::kAllocation || !c.inTimedSteps(m.time_ns[i]) || c.byCompiler(m.time_ns[i])) {
+        m.op[i] != schema::MemoryOp::kAllocation || !c.programsInTimedSteps(m.time_ns[i])) {
       continue;
     }
     ++allocations, bytes += m.bytes[i];
@@ -69,8 +69,7 @@ std::optional<Finding> pinnedAllocation(const Context& c) {
   std::vector<analysis::Interval> calls;
   const analysis::ApiTable& a = c.trace.api_calls;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a.session[i] == c.session && pinsHostMemory(c.trace.text(a.name[i])) && c.inTimedSteps(a.start_ns[i]) &&
-        !c.byCompiler(a.start_ns[i])) {
+    if (a.session[i] == c.session && pinsHostMemory(c.trace.text(a.name[i])) && c.programsInTimedSteps(a.start_ns[i])) {
       calls.push_back({a.start_ns[i], a.end_ns[i]});
     }
   }
