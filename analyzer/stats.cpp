@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "analyzer/gpu_activity.h"
@@ -34,6 +36,12 @@ std::vector<KernelNameSummary> kernelsByName(const TraceData& trace, int64_t ker
   }
   sortByTotalTime(rows);
   return rows;
+}
+
+int64_t kernelTime(const TraceData& trace) {
+  int64_t total = 0;
+  for (size_t i = 0; i < trace.kernels.size(); ++i) total += trace.kernels.end_ns[i] - trace.kernels.start_ns[i];
+  return total;
 }
 
 std::vector<KernelClassSummary> kernelsByClass(const TraceData& trace, int64_t kernel_time) {
@@ -193,8 +201,7 @@ Stats computeStats(const TraceData& trace) {
   s.api_call_count = static_cast<int64_t>(trace.api_calls.size());
   for (schema::NvtxKind kind : trace.nvtx.kind) s.nvtx_range_count += kind == schema::NvtxKind::kRange;
   s.duration_ns = trace.durationNs();
-  for (size_t i = 0; i < trace.kernels.size(); ++i)
-    s.kernel_time_ns += trace.kernels.end_ns[i] - trace.kernels.start_ns[i];
+  s.kernel_time_ns = kernelTime(trace);
   for (int64_t b : trace.copies.bytes) s.bytes_copied += b;
 
   const std::vector<DeviceActivity> activity = deviceActivity(trace);
@@ -208,6 +215,30 @@ Stats computeStats(const TraceData& trace) {
   stats.nvtx_ranges = nvtxRanges(trace);
   stats.warnings = traceWarnings(trace);
   return stats;
+}
+
+std::vector<RankKernelSummary> kernelsByRank(const TraceData& trace) {
+  std::map<std::pair<int64_t, int32_t>, std::vector<int64_t>> durations;  // by rank and name string id
+  const KernelTable& k = trace.kernels;
+  for (size_t i = 0; i < k.size(); ++i) {
+    const std::optional<int64_t>& rank = trace.sessions[k.session[i]].rank;
+    if (rank) durations[{*rank, trace.configs[k.config[i]].name.id}].push_back(k.end_ns[i] - k.start_ns[i]);
+  }
+  std::set<int64_t> ranks;
+  for (const auto& [key, values] : durations) ranks.insert(key.first);
+  if (ranks.size() < 2) return {};
+  const int64_t kernel_time = kernelTime(trace);
+  std::vector<RankKernelSummary> rows;
+  for (auto& [key, values] : durations) {
+    const std::string name = trace.text(key.second);
+    RankKernelSummary row{key.first, {name, classifyKernel(name), summarize(values), 0}};
+    row.kernel.share_of_gpu = share(row.kernel.time.total, kernel_time);
+    rows.push_back(std::move(row));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const RankKernelSummary& a, const RankKernelSummary& b) {
+    return a.kernel.time.total > b.kernel.time.total;
+  });
+  return rows;
 }
 
 std::vector<std::string> traceWarnings(const TraceData& trace) {

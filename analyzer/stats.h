@@ -94,6 +94,16 @@ struct Stats {
 
 Stats computeStats(const TraceData& trace);
 
+// One rank's kernels of one name, in a job of several ranks.
+struct RankKernelSummary {
+  int64_t rank = 0;
+  KernelNameSummary kernel;  // share_of_gpu: of all ranks' kernels' execution time
+};
+
+// The kernels of each process that gave a rank (torchrun's RANK, MPI's, Slurm's), by rank and name, longest first;
+// empty unless two processes or more did.
+std::vector<RankKernelSummary> kernelsByRank(const TraceData& trace);
+
 // The trace's data-quality rows of warning or error severity, and what loading it repaired, as lines.
 std::vector<std::string> traceWarnings(const TraceData& trace);
 

@@ -5,8 +5,6 @@
 
 namespace gpuscope::gui {
 
-namespace {}  // namespace
-
 KernelTableModel::KernelTableModel(QObject* parent)
     : TableModel({tr("Name"), tr("Class"), tr("Precision"), tr("Count"), tr("Total"), tr("Mean"), tr("Median"),
                   tr("Min"), tr("Max"), tr("GPU time")},
@@ -15,6 +13,7 @@ KernelTableModel::KernelTableModel(QObject* parent)
 void KernelTableModel::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   beginResetModel();
   snapshot_ = std::move(snapshot);
+  by_rank_ = snapshot_ ? analysis::kernelsByRank(snapshot_->trace()) : std::vector<analysis::RankKernelSummary>{};
   rebuild();
   endResetModel();
 }
@@ -32,12 +31,22 @@ void KernelTableModel::rebuild() {
   if (!snapshot_) return;
   if (grouping_ == Grouping::kByName) {
     for (const auto& k : snapshot_->stats.kernels) {
-      rows_.push_back({qs(k.name), qs(toString(k.kind.cls)), qs(toString(k.kind.precision)), k.time, k.share_of_gpu});
+      rows_.push_back(
+          {qs(k.name), qs(toString(k.kind.cls)), qs(toString(k.kind.precision)), {}, k.time, k.share_of_gpu});
+    }
+  } else if (grouping_ == Grouping::kByRank) {
+    for (const auto& [rank, k] : by_rank_) {
+      rows_.push_back({QString("rank %1 · %2").arg(rank).arg(qs(k.name)), qs(toString(k.kind.cls)),
+                       qs(toString(k.kind.precision)), rank, k.time, k.share_of_gpu});
     }
   } else {
     for (const auto& k : snapshot_->stats.kernel_classes) {
       rows_.push_back({qs(toString(k.cls)) + " (" + QString::number(k.distinct_kernels) + " kernels)",
-                       qs(toString(k.cls)), qs(toString(k.precision)), k.time, k.share_of_gpu});
+                       qs(toString(k.cls)),
+                       qs(toString(k.precision)),
+                       {},
+                       k.time,
+                       k.share_of_gpu});
     }
   }
 }
@@ -48,10 +57,11 @@ std::optional<std::pair<int64_t, int64_t>> KernelTableModel::firstRun(int row) c
   const std::vector<analysis::KernelKind> kinds =
       grouping_ == Grouping::kByClass ? analysis::classifyConfigs(t) : std::vector<analysis::KernelKind>{};
   const Row& r = rows_[static_cast<size_t>(row)];
-  const std::string name = r.name.toStdString();
+  // A rank's row names "rank R · kernel": the kernel's own name is by_rank_'s, in the same order.
+  const std::string name = r.rank ? by_rank_[static_cast<size_t>(row)].kernel.name : r.name.toStdString();
   for (size_t k = 0; k < t.kernels.size(); ++k) {
-    const bool match = grouping_ == Grouping::kByName
-                           ? t.kernelName(k) == name
+    const bool match = grouping_ != Grouping::kByClass
+                           ? t.kernelName(k) == name && (!r.rank || t.sessions[t.kernels.session[k]].rank == r.rank)
                            : qs(toString(kinds[t.kernels.config[k]].cls)) == r.cls &&
                                  qs(toString(kinds[t.kernels.config[k]].precision)) == r.precision;
     if (match) return std::make_pair(t.kernels.start_ns[k], t.kernels.end_ns[k]);

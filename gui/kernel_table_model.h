@@ -1,6 +1,6 @@
 // The kernel table: the kernels of a trace summarised by name or by class (with precision), as in
-// `gpuscope stats --report kernels|kernel_classes`. Display text carries units; the sort role gives the
-// raw number, so sorting by a column sorts by value, not by text.
+// `gpuscope stats --report kernels|kernel_classes`, or, in a job of several ranks, by rank and name. Display text
+// carries units; the sort role gives the raw number, so sorting by a column sorts by value, not by text.
 #pragma once
 
 #include <memory>
@@ -16,7 +16,7 @@ class KernelTableModel : public TableModel {
   Q_OBJECT
 
  public:
-  enum class Grouping { kByName, kByClass };
+  enum class Grouping { kByName, kByClass, kByRank };
   enum Column { kName, kClass, kPrecision, kCount, kTotal, kMean, kMedian, kMin, kMax, kShare, kColumnCount };
   static constexpr int kSortRole = Qt::UserRole + 1;
 
@@ -24,7 +24,9 @@ class KernelTableModel : public TableModel {
   void setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);  // swaps the whole table in
   void setGrouping(Grouping grouping);
   Grouping grouping() const { return grouping_; }
-  // Where a row's kernel (by name) or class first ran: start and end; nothing without one.
+  // Whether the trace is a job of several ranks (kByRank has rows).
+  bool hasRanks() const { return !by_rank_.empty(); }
+  // Where a row's kernel (by name, on its rank) or class first ran: start and end; nothing without one.
   std::optional<std::pair<int64_t, int64_t>> firstRun(int row) const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -33,6 +35,7 @@ class KernelTableModel : public TableModel {
  private:
   struct Row {
     QString name, cls, precision;
+    std::optional<int64_t> rank;  // kByRank
     analysis::DurationStats time;
     double share = 0;
   };
@@ -43,6 +46,7 @@ class KernelTableModel : public TableModel {
   std::shared_ptr<const TraceSnapshot> snapshot_;
   Grouping grouping_ = Grouping::kByName;
   std::vector<Row> rows_;
+  std::vector<analysis::RankKernelSummary> by_rank_;  // computed with the snapshot
 };
 
 }  // namespace gpuscope::gui

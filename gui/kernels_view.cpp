@@ -43,18 +43,26 @@ KernelsView::KernelsView(QWidget* parent)
   });
   connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
   connect(grouping_, &QComboBox::currentIndexChanged, this, [this](int i) {
-    model_->setGrouping(i == 0 ? KernelTableModel::Grouping::kByName : KernelTableModel::Grouping::kByClass);
+    if (i >= 0) model_->setGrouping(static_cast<KernelTableModel::Grouping>(i));
   });
 }
 
+// "By rank" is offered for a job of several ranks only.
 void KernelsView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   model_->setSnapshot(std::move(snapshot));
+  const bool ranks = model_->hasRanks();
+  if (ranks && grouping_->count() == 2) grouping_->addItem(tr("By rank"));
+  if (!ranks && grouping_->count() == 3) {
+    if (grouping_->currentIndex() == 2) grouping_->setCurrentIndex(0);
+    grouping_->removeItem(2);
+  }
 }
 
 void KernelsView::setFilter(const QString& text) { filter_->setText(text); }
 
 void KernelsView::setGrouping(KernelTableModel::Grouping grouping) {
-  grouping_->setCurrentIndex(grouping == KernelTableModel::Grouping::kByName ? 0 : 1);
+  const int index = static_cast<int>(grouping);
+  if (index < grouping_->count()) grouping_->setCurrentIndex(index);
 }
 
 }  // namespace gpuscope::gui

@@ -1,5 +1,5 @@
-// The Kernels view: the kernel table, filtered by a name typed in and grouped by name or by class;
-// double-clicking a row shows where its kernel first ran on the timeline.
+// The Kernels view: the kernel table, filtered by a name typed in and grouped by name or by class (or, in a
+// job of several ranks, by rank and name); double-clicking a row shows where its kernel first ran on the timeline.
 #pragma once
 
 #include <QWidget>
@@ -23,6 +23,8 @@ class KernelsView : public QWidget {
   void setGrouping(KernelTableModel::Grouping grouping);
   QTableView* table() const { return table_; }
   QSortFilterProxyModel* proxy() const { return proxy_; }
+  QComboBox* grouping() const { return grouping_; }
+  const KernelTableModel* model() const { return model_; }
 
  signals:
   void showOnTimeline(qint64 start_ns, qint64 end_ns);  // double-click: where the row's kernel first ran

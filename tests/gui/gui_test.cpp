@@ -2,6 +2,7 @@
 // (QT_QPA_PLATFORM=offscreen) on the fixture traces recorded on an H100, and its screenshots checked.
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QComboBox>
 #include <QImage>
 #include <QMouseEvent>
 #include <QProgressBar>
@@ -105,6 +106,46 @@ class GuiTest : public QObject {
     const advisor::Finding& third = snapshot->advice.findings[2];
     QVERIFY(view.details()->toPlainText().contains(QString::fromStdString(third.title)));
     QVERIFY(view.details()->toPlainText().contains("Estimate:"));
+  }
+
+  // The real 2-rank DDP job in the Kernels view: "By rank" is offered, each rank's kernels are its own rows
+  // (their counts add up to the trace's), and a row's first run is on that rank's GPU; a single process has no
+  // such grouping.
+  void kernelsViewGroupsAJobsKernelsByRank() {
+    Result<std::shared_ptr<const TraceSnapshot>> job = analyseTrace(GPUSCOPE_MULTIRANK_TRACE);
+    QVERIFY(job);
+    KernelsView view;
+    view.setSnapshot(*job);
+    QCOMPARE(view.grouping()->count(), 3);
+    view.setGrouping(KernelTableModel::Grouping::kByRank);
+    const KernelTableModel* model = view.model();
+    QAbstractItemModelTester tester(const_cast<KernelTableModel*>(model),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    qlonglong counted = 0;
+    int of_rank[2] = {0, 0};
+    for (int r = 0; r < model->rowCount(); ++r) {
+      const QString name = model->index(r, KernelTableModel::kName).data().toString();
+      QVERIFY2(name.startsWith("rank 0 · ") || name.startsWith("rank 1 · "), qPrintable(name));
+      ++of_rank[name.startsWith("rank 1") ? 1 : 0];
+      counted += model->index(r, KernelTableModel::kCount).data(KernelTableModel::kSortRole).toLongLong();
+    }
+    QCOMPARE(counted, static_cast<qlonglong>((*job)->trace().kernels.size()));
+    QVERIFY(of_rank[0] > 10 && of_rank[1] > 10);
+    const analysis::TraceData& t = (*job)->trace();
+    for (int r = 0; r < model->rowCount(); ++r) {
+      const auto run = model->firstRun(r);
+      QVERIFY(run);
+      const QString name = model->index(r, KernelTableModel::kName).data().toString();
+      bool found = false;  // a kernel of that rank starts there
+      for (size_t k = 0; k < t.kernels.size() && !found; ++k) {
+        found = t.kernels.start_ns[k] == run->first &&
+                QString("rank %1 · ").arg(*t.sessions[t.kernels.session[k]].rank) + qs(t.kernelName(k)) == name;
+      }
+      QVERIFY2(found, qPrintable(name));
+    }
+    view.setSnapshot(snapshotOf("pytorch_gpt2_step.gpuscope"));
+    QCOMPARE(view.grouping()->count(), 2);
+    QCOMPARE(view.model()->grouping(), KernelTableModel::Grouping::kByName);
   }
 
   // The real 2-rank DDP job: the Advisor view shows the job's line and one row per rank, the slowest and the
