@@ -172,10 +172,11 @@ std::string_view toString(MemoryCategory category) {
   return kNames[static_cast<size_t>(category)];
 }
 
-CategorySeries categorySeries(const MemoryAnalysis& memory, const MemoryCategories& categories) {
+CategorySeries categorySeries(const MemoryAnalysis& memory, const MemoryCategories& categories, int32_t device) {
   CategorySeries s;
   const DeviceMemory* top = memory.peakDevice();
   if (!top) return s;
+  if (device == kNone) device = top->device;
   struct Change {
     int64_t time, bytes;
     size_t category;
@@ -183,7 +184,7 @@ CategorySeries categorySeries(const MemoryAnalysis& memory, const MemoryCategori
   std::vector<Change> changes;
   for (size_t i = 0; i < memory.allocations.size(); ++i) {
     const Allocation& a = memory.allocations[i];
-    if (a.device != top->device) continue;
+    if (a.device != device) continue;
     const auto c =
         static_cast<size_t>(i < categories.of_allocation.size() ? categories.of_allocation[i] : MemoryCategory::kOther);
     changes.push_back({a.alloc_ns, a.bytes, c});

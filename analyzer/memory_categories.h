@@ -59,6 +59,7 @@ struct CategorySeries {
   std::array<int64_t, kMemoryCategoryCount> at(int64_t t) const;
 };
 
-CategorySeries categorySeries(const MemoryAnalysis& memory, const MemoryCategories& categories);
+// Of one device's allocations (kNone: the device with the highest peak).
+CategorySeries categorySeries(const MemoryAnalysis& memory, const MemoryCategories& categories, int32_t device = kNone);
 
 }  // namespace gpuscope::analysis

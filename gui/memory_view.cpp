@@ -2,6 +2,7 @@
 #include "gui/table_view.h"
 #include "gui/text.h"
 
+#include <QComboBox>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
@@ -25,12 +26,13 @@ const QColor kInUseColour(0xe6, 0x8a, 0x00);
 AllocationsModel::AllocationsModel(QObject* parent)
     : TableModel({tr("Size"), tr("Category"), tr("Age"), tr("Made by")}, parent) {}
 
-void AllocationsModel::show(std::shared_ptr<const TraceSnapshot> snapshot, int64_t t) {
+void AllocationsModel::show(std::shared_ptr<const TraceSnapshot> snapshot, int64_t t, int32_t device) {
   beginResetModel();
   snapshot_ = std::move(snapshot);
   time_ = t;
   const analysis::DeviceMemory* top = snapshot_ ? snapshot_->memory.peakDevice() : nullptr;
-  rows_ = top ? analysis::aliveAt(snapshot_->memory, top->device, t) : std::vector<int32_t>{};
+  if (top && device == analysis::kNone) device = top->device;
+  rows_ = top ? analysis::aliveAt(snapshot_->memory, device, t) : std::vector<int32_t>{};
   endResetModel();
 }
 
@@ -132,6 +134,7 @@ void MemoryChart::mousePressEvent(QMouseEvent* event) { emit chosen(timeAtX(even
 
 MemoryView::MemoryView(QWidget* parent)
     : QWidget(parent),
+      devices_(new QComboBox(this)),
       summary_(new QLabel(this)),
       chart_(new MemoryChart(this)),
       model_(new AllocationsModel(this)),
@@ -142,18 +145,35 @@ MemoryView::MemoryView(QWidget* parent)
   split->addWidget(chart_);
   split->addWidget(table_);
   auto* layout = new QVBoxLayout(this);
+  layout->addWidget(devices_, 0, Qt::AlignLeft);
   layout->addWidget(summary_);
   layout->addWidget(split, 1);
   connect(chart_, &MemoryChart::chosen, this, [this](qint64 t) { choose(t); });
+  connect(devices_, &QComboBox::activated, this, [this](int i) { showDevice(devices_->itemData(i).toInt()); });
+  devices_->hide();
 }
 
+// The devices with memory events to choose from (a job's ranks: one GPU each), the one with the highest peak shown.
 void MemoryView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   snapshot_ = std::move(snapshot);
-  series_ = analysis::categorySeries(snapshot_->memory, snapshot_->categories);
+  devices_->clear();
+  for (const analysis::DeviceMemory& d : snapshot_->memory.devices) {
+    if (d.peak_bytes > 0) devices_->addItem(qs(snapshot_->trace().deviceLabel(d.device)), d.device);
+  }
+  devices_->setVisible(devices_->count() > 1);
+  const analysis::DeviceMemory* top = snapshot_->memory.peakDevice();
+  showDevice(top ? top->device : analysis::kNone);
+}
+
+void MemoryView::showDevice(int32_t device) {
+  device_ = device;
+  if (const int i = devices_->findData(device); i >= 0) devices_->setCurrentIndex(i);
+  series_ = analysis::categorySeries(snapshot_->memory, snapshot_->categories, device);
   // From the first allocation on: a long set-up before it would squeeze the whole story to one edge.
   const int64_t first = series_.time.empty() ? snapshot_->trace().startNs() : series_.time.front();
   chart_->setSeries(&series_, first, std::max(snapshot_->trace().endNs(), first + 1));
-  const analysis::DeviceMemory* top = snapshot_->memory.peakDevice();
+  const analysis::DeviceMemory* top = nullptr;
+  for (const analysis::DeviceMemory& d : snapshot_->memory.devices) top = d.device == device ? &d : top;
   in_use_ = top ? analysis::allocatorInUse(snapshot_->trace(), top->device) : std::vector<analysis::MemoryPoint>{};
   chart_->setInUse(&in_use_);
   QString text =
@@ -184,7 +204,7 @@ QString MemoryView::summaryText() const { return summary_->text(); }
 
 void MemoryView::choose(int64_t t) {
   chart_->setChosen(t);
-  model_->show(snapshot_, t);
+  model_->show(snapshot_, t, device_);
 }
 
 }  // namespace gpuscope::gui

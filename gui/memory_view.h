@@ -1,7 +1,8 @@
-// The Memory view: the peak device's live bytes over time stacked by category, the peak and a chosen moment
-// marked, and what XLA said it had in use where its readings were recorded (`record --jax`); below, the allocations
-// alive at that moment (the peak to start with), largest first, with their category, age and creator; above, the
-// peak, what the allocator reserved and used, leaks and pool fragmentation.
+// The Memory view: a device's live bytes over time stacked by category (the device with the highest peak, or in a
+// trace of several GPUs, a job's ranks, the one chosen), the peak and a chosen moment marked, and what XLA said it had
+// in use where its readings were recorded (`record --jax`); below, the allocations alive at that moment (the peak to
+// start with), largest first, with their category, age and creator; above, the peak, what the allocator reserved and
+// used, leaks and pool fragmentation.
 #pragma once
 
 #include <QWidget>
@@ -12,6 +13,7 @@
 #include "gui/table_model.h"
 #include "gui/trace_snapshot.h"
 
+class QComboBox;
 class QLabel;
 class QTableView;
 
@@ -23,7 +25,8 @@ class AllocationsModel : public TableModel {
  public:
   enum Column { kSize, kCategory, kAge, kCreator, kColumnCount };
   explicit AllocationsModel(QObject* parent = nullptr);
-  void show(std::shared_ptr<const TraceSnapshot> snapshot, int64_t t);  // the allocations alive at t
+  // The allocations alive at t on a device (kNone: the one with the highest peak).
+  void show(std::shared_ptr<const TraceSnapshot> snapshot, int64_t t, int32_t device = analysis::kNone);
   int64_t time() const { return time_; }
   int rowCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role) const override;
@@ -67,7 +70,10 @@ class MemoryView : public QWidget {
  public:
   explicit MemoryView(QWidget* parent = nullptr);
   void setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);
-  void choose(int64_t t);  // shows the allocations alive at t
+  void choose(int64_t t);           // shows the allocations alive at t
+  void showDevice(int32_t device);  // a device of the trace with memory events: its series, summary and allocations
+  int32_t device() const { return device_; }
+  QComboBox* devices() const { return devices_; }
   AllocationsModel* allocations() const { return model_; }
   const analysis::CategorySeries& series() const { return series_; }
   QString summaryText() const;
@@ -75,7 +81,9 @@ class MemoryView : public QWidget {
  private:
   std::shared_ptr<const TraceSnapshot> snapshot_;
   analysis::CategorySeries series_;
-  std::vector<analysis::MemoryPoint> in_use_;  // XLA's readings on the peak device, where recorded
+  std::vector<analysis::MemoryPoint> in_use_;  // XLA's readings on the device shown, where recorded
+  int32_t device_ = analysis::kNone;           // the device shown
+  QComboBox* devices_;                         // hidden with one device
   QLabel* summary_;
   MemoryChart* chart_;
   AllocationsModel* model_;

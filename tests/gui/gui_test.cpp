@@ -416,6 +416,40 @@ class GuiTest : public QObject {
     QVERIFY2(view.summaryText().contains("Growing: 1.9 MiB per step"), qPrintable(view.summaryText()));
   }
 
+  // The real 2-rank DDP job: each rank's GPU can be chosen; the chosen one's series, summary and allocations are
+  // its own (each rank holds its own copy of the model, 5.6 GiB at its peak). One GPU: no choice shown.
+  void memoryViewShowsTheRankChosen() {
+    Result<std::shared_ptr<const TraceSnapshot>> job = analyseTrace(GPUSCOPE_MULTIRANK_TRACE);
+    QVERIFY(job);
+    MemoryView view;
+    view.resize(1200, 700);
+    view.show();
+    view.setSnapshot(*job);
+    QVERIFY(view.devices()->isVisible());
+    QCOMPARE(view.devices()->count(), 2);
+    const int32_t first = view.device();
+    const int other_index = view.devices()->currentIndex() == 0 ? 1 : 0;
+    const int32_t other = view.devices()->itemData(other_index).toInt();
+    QVERIFY(other != first);
+    view.showDevice(other);
+    QCOMPARE(view.devices()->currentIndex(), other_index);
+    const QString label = qs((*job)->trace().deviceLabel(other));
+    QVERIFY2(view.summaryText().contains(" on " + label), qPrintable(view.summaryText()));
+    const analysis::MemoryAnalysis& memory = (*job)->memory;
+    int64_t peak = 0;
+    for (const analysis::DeviceMemory& d : memory.devices) peak = d.device == other ? d.peak_bytes : peak;
+    QCOMPARE(view.series().peak_total, peak);
+    AllocationsModel* model = view.allocations();
+    QVERIFY(model->rowCount() > 0);
+    for (int32_t i : analysis::aliveAt(memory, other, view.series().peak_time))
+      QCOMPARE(memory.allocations[i].device, other);
+    int64_t listed = 0;
+    for (int32_t i : analysis::aliveAt(memory, other, view.series().peak_time)) listed += memory.allocations[i].bytes;
+    QCOMPARE(listed, peak);
+    view.setSnapshot(snapshotOf("nvtx_training.gpuscope"));
+    QVERIFY(!view.devices()->isVisible());
+  }
+
   // Two runs of samples/runtime_mlp, before and after the plan (fused GEMM epilogue): the diff of the CLI.
   void diffComparesTwoRuns() {
     const auto before = snapshotOf("runtime_mlp_before.gpuscope");
