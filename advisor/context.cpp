@@ -44,13 +44,15 @@ Framework detectFramework(const TraceData& t) {
 }
 
 // The device of the iterations' process that did the most work; without iterations, the busiest overall.
-int32_t stepDevice(const TraceData& t, const analysis::Stats& stats, const Iterations& it) {
+// The busiest device of the iterations' process, of `session` where one is asked for, else of any process.
+int32_t stepDevice(const TraceData& t, const analysis::Stats& stats, const Iterations& it, int32_t session) {
   int32_t best = analysis::kNone;
   int64_t best_busy = 0;
+  if (session == analysis::kNone && it.source != analysis::IterationSource::kNotFound) session = it.session;
   for (const auto& d : stats.devices) {
-    const bool of_iterations = it.source == analysis::IterationSource::kNotFound ||
-                               t.devices[static_cast<size_t>(d.device)].session_id == t.sessions[it.session].id;
-    if (of_iterations && d.busy_ns > best_busy) best = d.device, best_busy = d.busy_ns;
+    const bool of_session =
+        session == analysis::kNone || t.devices[static_cast<size_t>(d.device)].session_id == t.sessions[session].id;
+    if (of_session && d.busy_ns > best_busy) best = d.device, best_busy = d.busy_ns;
   }
   return best;
 }
@@ -439,13 +441,13 @@ void findPreallocation(Context& c) {
 
 }  // namespace
 
-Context buildContext(const TraceData& trace) {
+Context buildContext(const TraceData& trace, int32_t session) {
   Context c(trace);
   c.framework = detectFramework(trace);
   c.kinds = analysis::classifyConfigs(trace);
   c.stats = analysis::computeStats(trace);
-  c.iterations = analysis::findIterations(trace);
-  c.device = stepDevice(trace, c.stats, c.iterations);
+  c.iterations = analysis::findIterations(trace, session);
+  c.device = stepDevice(trace, c.stats, c.iterations, session);
   c.step = measureStep(c.iterations, c.stats, c.device);
   if (c.device != analysis::kNone) {
     for (size_t i = 0; i < trace.sessions.size(); ++i) {

@@ -191,7 +191,9 @@ struct Context {
   int64_t peakDeviceCapacity() const;
 };
 
-Context buildContext(const analysis::TraceData& trace);
+// The context of the process that ran the most GPU work of the steps, or of process `session` (index into
+// trace.sessions: a job's rank, `advise --rank`).
+Context buildContext(const analysis::TraceData& trace, int32_t session = analysis::kNone);
 // The HostWork of a context whose step, phases and timeline are set (host_work.cpp).
 HostWork measureHostWork(const Context& context);
 

@@ -429,6 +429,23 @@ JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds,
   return job;
 }
 
+int32_t sessionOfRank(const TraceData& trace, int64_t rank) {
+  for (size_t s = 0; s < trace.sessions.size(); ++s) {
+    if (trace.sessions[s].rank == rank) return static_cast<int32_t>(s);
+  }
+  return kNone;
+}
+
+std::string ranksText(const TraceData& trace) {
+  std::set<int64_t> ranks;
+  for (const schema::SessionRow& s : trace.sessions) {
+    if (s.rank) ranks.insert(*s.rank);
+  }
+  std::string text;
+  for (int64_t r : ranks) text += (text.empty() ? "" : ", ") + std::to_string(r);
+  return text.empty() ? "none" : text;
+}
+
 bool JobView::hostWorkMeasured() const {
   return std::all_of(ranks.begin(), ranks.end(), [](const RankStep& r) { return r.host_ns > 0; });
 }

@@ -97,6 +97,11 @@ struct JobView {
 // (1/N) to all of them, 75 % of 2 ranks, 56 % of 8.
 inline double notByChance(size_t ranks) { return (1.0 + 1.0 / static_cast<double>(ranks)) / 2.0; }
 
+// The process (index into trace.sessions) that gave rank `rank` (torchrun's RANK, MPI's, Slurm's); kNone if none did.
+int32_t sessionOfRank(const TraceData& trace, int64_t rank);
+// The ranks the trace's processes gave, in order: "0, 1".
+std::string ranksText(const TraceData& trace);
+
 JobView analyzeJob(const TraceData& trace, const std::vector<KernelKind>& kinds, const MemoryAnalysis& memory);
 
 // "on one host", "on 3 hosts", or "on hosts the trace does not name".

@@ -9,6 +9,7 @@
 #include "advisor/advice.h"
 #include "advisor/report.h"
 #include "advisor/rule.h"
+#include "analyzer/job.h"
 #include "analyzer/trace_data.h"
 #include "cli/command.h"
 #include "formats/atomic_file.h"
@@ -27,6 +28,7 @@ constexpr OptionSpec kOptions[] = {
      "what the plan is for (default: time): a faster step (no fix that costs time), a smaller peak, or both"},
     {"force", 'f', "", "overwrite the output and plan files if they exist"},
     {"fail-on", 0, "SEVERITY", "exit 3 if a finding of this severity or worse exists (info|low|medium|high)"},
+    {"rank", 0, "N", "in a job of several ranks, advise on rank N's process (default: the one with the most GPU work)"},
     {"rules", 0, "", "list the rules: what each looks for, reads and fires on; then exit"},
 };
 
@@ -82,7 +84,15 @@ int runAdvise(const ParsedArgs& args) {
   }
   Result<analysis::TraceData> trace = analysis::loadTrace(args.positional[0]);
   if (!trace) return reportError("advise", trace.status());
-  const advisor::Context context = advisor::buildContext(*trace);
+  Result<int64_t> rank = countOption(args, "rank", -1);
+  if (!rank) return reportError("advise", rank.status());
+  const int32_t session = *rank >= 0 ? analysis::sessionOfRank(*trace, *rank) : analysis::kNone;
+  if (*rank >= 0 && session == analysis::kNone) {
+    return reportError("advise", Status(ErrorKind::kUsage, "no process of rank " + std::to_string(*rank) + " in " +
+                                                               args.positional[0] +
+                                                               " (its ranks: " + analysis::ranksText(*trace) + ")"));
+  }
+  const advisor::Context context = advisor::buildContext(*trace, session);
   const advisor::Advice advice = advisor::advise(context, goal);
 
   const std::optional<std::string> output = args.get("output");
@@ -113,7 +123,8 @@ const Command& adviseCommand() {
   static const Command command{
       "advise",
       "find what makes the program slow or short of memory, with the fix",
-      "gpuscope advise TRACE [--format F] [-o FILE] [--plan FILE] [--goal time|memory|both] [--fail-on S] | --rules",
+      "gpuscope advise TRACE [--format F] [-o FILE] [--plan FILE] [--goal time|memory|both] [--fail-on S] [--rank N] | "
+      "--rules",
       "Runs the advisor's rules over TRACE and reports each finding: what was seen (with numbers and places\n"
       "in the trace), why it costs, the estimated gain and what the estimate is based on, the fix in the\n"
       "program's own terms (PyTorch, JAX, CuPy or CUDA), and how to check it worked. Findings are ranked by\n"

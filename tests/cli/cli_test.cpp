@@ -362,6 +362,26 @@ TEST(Cli, AdviseFailOnAndUsageErrors) {
   EXPECT_NE(rules.out.find("fires when"), std::string::npos);
 }
 
+// The real 2-rank DDP job: --rank chooses the process advised on (by default rank 0's, the one with the most GPU
+// work); a rank the trace has not, or no number, is one clear error.
+TEST(Cli, AdviseOnTheRankChosen) {
+  CliRun first = gpuscope({"advise", GPUSCOPE_MULTIRANK_TRACE});
+  EXPECT_EQ(first.status, 0) << first.err;
+  EXPECT_NE(first.out.find("of pid 650 (rank 0)"), std::string::npos) << first.out;
+  CliRun late = gpuscope({"advise", "--rank", "1", GPUSCOPE_MULTIRANK_TRACE});
+  EXPECT_EQ(late.status, 0) << late.err;
+  EXPECT_NE(late.out.find("PyTorch on GPU 1 (NVIDIA H200) of pid 651 (rank 1)"), std::string::npos) << late.out;
+  EXPECT_NE(late.out.find("Rank 1 makes the other ranks wait"), std::string::npos) << late.out;
+  CliRun absent = gpuscope({"advise", "--rank", "7", GPUSCOPE_MULTIRANK_TRACE});
+  EXPECT_EQ(absent.status, 2);
+  EXPECT_NE(absent.err.find("no process of rank 7 in "), std::string::npos) << absent.err;
+  EXPECT_NE(absent.err.find("(its ranks: 0, 1)"), std::string::npos) << absent.err;
+  EXPECT_EQ(gpuscope({"advise", "--rank", "one", GPUSCOPE_MULTIRANK_TRACE}).status, 2);
+  CliRun single = gpuscope({"advise", "--rank", "0", testing::fixturePath("advisor_naive.gpuscope")});
+  EXPECT_EQ(single.status, 2);
+  EXPECT_NE(single.err.find("(its ranks: none)"), std::string::npos) << single.err;
+}
+
 TEST(Cli, InfoDescribesTheTrace) {
   TempDir dir;
   ASSERT_TRUE(testing::writeSampleTrace(dir.path("run.gpuscope")));
