@@ -51,29 +51,32 @@ std::string phaseWords(analysis::Phase phase) {
   }
 }
 
-// What to change, by what makes the rank late.
-void setFix(Finding& f, const analysis::Straggler& s, int64_t rank) {
+// What to change, by what makes the rank late; and, where another rank is analysed, how to see the late one's own
+// findings.
+void setFix(Finding& f, const analysis::Straggler& s, int64_t rank, bool analysed) {
   const std::string who = "rank " + std::to_string(rank);
+  const std::string own_view =
+      analysed ? "" : "gpuscope advise --rank " + std::to_string(rank) + " TRACE   # the late rank's own findings\n";
   f.fix.snippet_language = "shell";
   if (s.cause == "its kernels") {
     f.fix.summary = "Give " + who + " the same GPU work as the others: equal shards, batch and sequence lengths " +
                     "(pad or bucket them), or find why its GPU is slower (clocks, throttling, another process on it).";
-    f.fix.snippet =
-        "nvidia-smi -q -d CLOCK,PERFORMANCE   # throttling reasons of each GPU\nnvidia-smi   # "
-        "another process on the late rank's GPU?";
+    f.fix.snippet = own_view +
+                    "nvidia-smi -q -d CLOCK,PERFORMANCE   # throttling reasons of each GPU\nnvidia-smi   # "
+                    "another process on the late rank's GPU?";
   } else if (s.cause == "its input pipeline") {
     f.fix.summary = "Feed " + who + " as fast as the others: more DataLoader workers, pinned memory, or a " +
                     "sampler that gives every rank the same amount of data to load.";
-    f.fix.snippet = "";
-    f.fix.snippet_language.clear();
+    f.fix.snippet = own_view;
+    if (own_view.empty()) f.fix.snippet_language.clear();
   } else {
     f.fix.summary = "Find what " + who + "'s host does each step that the others' do not (logging, metrics, " +
                     "checkpointing or evaluation on one rank only, a CPU shared with other work) and move it out " +
                     "of the step; give every rank its own CPU cores.";
-    f.fix.snippet =
-        "# one set of cores per rank, and threads to match (here 2 ranks on 32 cores)\n"
-        "OMP_NUM_THREADS=16 torchrun --nproc_per_node=2 train.py\n"
-        "# see where the late rank's host time goes: py-spy record --pid <its pid>";
+    f.fix.snippet = own_view +
+                    "# one set of cores per rank, and threads to match (here 2 ranks on 32 cores)\n"
+                    "OMP_NUM_THREADS=16 torchrun --nproc_per_node=2 train.py\n"
+                    "# see where the late rank's host time goes: py-spy record --pid <its pid>";
   }
 }
 
@@ -126,7 +129,7 @@ std::optional<Finding> straggler(const Context& c) {
                           {}});
   }
   for (size_t r = 0; r < job.ranks.size() && r < 8; ++r) f.evidence.push_back({rankLine(job.ranks[r]), {}});
-  setFix(f, s, late.rank);
+  setFix(f, s, late.rank, late.session == c.session);
   f.gain = timeGain(c, gain_ns,
                     s.cause.empty()
                         ? "the late rank's lateness per step, all of which the others wait"

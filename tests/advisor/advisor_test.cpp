@@ -878,6 +878,15 @@ TEST(Advisor, StragglerOnARealDdpJob) {
   EXPECT_NEAR(f->gain.share_of_step, 0.065, 0.005);
   EXPECT_LT(f->gain.time_ns, a.job.straggler->late_ns);  // the extra host work, not the whole wait
   EXPECT_NEAR(static_cast<double>(a.job.straggler->spread_ns), 4.7e6, 0.1e6);
+  // Seen from rank 0, the fix shows how to see the late rank's own findings; seen from rank 1, it does not.
+  EXPECT_NE(f->fix.snippet.find("gpuscope advise --rank 1 TRACE"), std::string::npos) << f->fix.snippet;
+  Result<analysis::TraceData> trace = analysis::loadTrace(GPUSCOPE_MULTIRANK_TRACE);
+  ASSERT_TRUE(trace);
+  const Advice late = advise(buildContext(*trace, analysis::sessionOfRank(*trace, 1)));
+  EXPECT_EQ(late.device, "GPU 1 (NVIDIA H200) of pid 651 (rank 1)");
+  const Finding* own = late.find("straggler");
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->fix.snippet.find("advise --rank"), std::string::npos) << own->fix.snippet;
   EXPECT_FALSE(a.find("exposed_communication"));
   const std::string json = renderJson(a);
   EXPECT_NE(json.find("\"slowest_rank\":1"), std::string::npos);
