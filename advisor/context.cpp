@@ -43,8 +43,8 @@ Framework detectFramework(const TraceData& t) {
   return *best > 0 ? static_cast<Framework>(best - std::begin(votes)) : Framework::kCuda;
 }
 
-// The device of the iterations' process that did the most work; without iterations, the busiest overall.
-// The busiest device of the iterations' process, of `session` where one is asked for, else of any process.
+// The busiest device of `session` where one is asked for, else of the iterations' process; without either, the
+// busiest overall.
 int32_t stepDevice(const TraceData& t, const analysis::Stats& stats, const Iterations& it, int32_t session) {
   int32_t best = analysis::kNone;
   int64_t best_busy = 0;

@@ -314,15 +314,16 @@ void explain(const TraceData& t, const std::vector<RankActivity>& acts, JobView&
   const auto measured = [&](size_t i) {
     return most == &deltas[0] ? acts[i].compute : own ? acts[i].away : acts[i].idle;
   };
-  const auto phases = [&](size_t i) {
-    return perPhase(t, job.ranks[i].session, measured(i), own ? acts[i].steps : std::vector<Interval>{});
-  };
-  const std::array<int64_t, 6> mine = phases(me);
+  std::vector<std::array<int64_t, 6>> phases;  // per rank, once
+  for (size_t i = 0; i < acts.size(); ++i) {
+    phases.push_back(perPhase(t, job.ranks[i].session, measured(i), own ? acts[i].steps : std::vector<Interval>{}));
+  }
+  const std::array<int64_t, 6>& mine = phases[me];
   int64_t best = 0;
   for (size_t p = 1; p < mine.size(); ++p) {
     std::vector<int64_t> others;
     for (size_t o = 0; o < acts.size(); ++o) {
-      if (o != me) others.push_back(phases(o)[p]);
+      if (o != me) others.push_back(phases[o][p]);
     }
     const int64_t extra = mine[p] - summarize(others).median;
     if (extra > best) best = extra, s.phase = static_cast<Phase>(p);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <set>
 #include <unordered_map>
 
 #include "analyzer/gpu_activity.h"
@@ -22,12 +21,10 @@ void sortByTotalTime(std::vector<Row>& rows) {
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.time.total > b.time.total; });
 }
 
-std::vector<KernelNameSummary> kernelsByName(const TraceData& trace, int64_t kernel_time) {
-  std::unordered_map<int32_t, std::vector<int64_t>> durations;  // by name string id
-  const KernelTable& k = trace.kernels;
-  for (size_t i = 0; i < k.size(); ++i) {
-    durations[trace.configs[k.config[i]].name.id].push_back(k.end_ns[i] - k.start_ns[i]);
-  }
+using DurationsByName = std::unordered_map<int32_t, std::vector<int64_t>>;  // kernel durations by name string id
+
+std::vector<KernelNameSummary> summariesByName(const TraceData& trace, DurationsByName& durations,
+                                               int64_t kernel_time) {
   std::vector<KernelNameSummary> rows;
   for (auto& [name, values] : durations) {
     KernelNameSummary row{trace.text(name), classifyKernel(trace.text(name)), summarize(values), 0};
@@ -36,6 +33,15 @@ std::vector<KernelNameSummary> kernelsByName(const TraceData& trace, int64_t ker
   }
   sortByTotalTime(rows);
   return rows;
+}
+
+std::vector<KernelNameSummary> kernelsByName(const TraceData& trace, int64_t kernel_time) {
+  DurationsByName durations;
+  const KernelTable& k = trace.kernels;
+  for (size_t i = 0; i < k.size(); ++i) {
+    durations[trace.configs[k.config[i]].name.id].push_back(k.end_ns[i] - k.start_ns[i]);
+  }
+  return summariesByName(trace, durations, kernel_time);
 }
 
 int64_t kernelTime(const TraceData& trace) {
@@ -218,22 +224,18 @@ Stats computeStats(const TraceData& trace) {
 }
 
 std::vector<RankKernelSummary> kernelsByRank(const TraceData& trace) {
-  std::map<std::pair<int64_t, int32_t>, std::vector<int64_t>> durations;  // by rank and name string id
+  std::map<int64_t, DurationsByName> durations;  // by rank
   const KernelTable& k = trace.kernels;
   for (size_t i = 0; i < k.size(); ++i) {
     const std::optional<int64_t>& rank = trace.sessions[k.session[i]].rank;
-    if (rank) durations[{*rank, trace.configs[k.config[i]].name.id}].push_back(k.end_ns[i] - k.start_ns[i]);
+    if (rank) durations[*rank][trace.configs[k.config[i]].name.id].push_back(k.end_ns[i] - k.start_ns[i]);
   }
-  std::set<int64_t> ranks;
-  for (const auto& [key, values] : durations) ranks.insert(key.first);
-  if (ranks.size() < 2) return {};
+  if (durations.size() < 2) return {};
   const int64_t kernel_time = kernelTime(trace);
   std::vector<RankKernelSummary> rows;
-  for (auto& [key, values] : durations) {
-    const std::string name = trace.text(key.second);
-    RankKernelSummary row{key.first, {name, classifyKernel(name), summarize(values), 0}};
-    row.kernel.share_of_gpu = share(row.kernel.time.total, kernel_time);
-    rows.push_back(std::move(row));
+  for (auto& [rank, of_rank] : durations) {
+    for (KernelNameSummary& kernel : summariesByName(trace, of_rank, kernel_time))
+      rows.push_back({rank, std::move(kernel)});
   }
   std::stable_sort(rows.begin(), rows.end(), [](const RankKernelSummary& a, const RankKernelSummary& b) {
     return a.kernel.time.total > b.kernel.time.total;

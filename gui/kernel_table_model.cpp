@@ -36,8 +36,8 @@ void KernelTableModel::rebuild() {
     }
   } else if (grouping_ == Grouping::kByRank) {
     for (const auto& [rank, k] : by_rank_) {
-      rows_.push_back({QString("rank %1 · %2").arg(rank).arg(qs(k.name)), qs(toString(k.kind.cls)),
-                       qs(toString(k.kind.precision)), rank, k.time, k.share_of_gpu});
+      rows_.push_back(
+          {qs(k.name), qs(toString(k.kind.cls)), qs(toString(k.kind.precision)), rank, k.time, k.share_of_gpu});
     }
   } else {
     for (const auto& k : snapshot_->stats.kernel_classes) {
@@ -57,8 +57,7 @@ std::optional<std::pair<int64_t, int64_t>> KernelTableModel::firstRun(int row) c
   const std::vector<analysis::KernelKind> kinds =
       grouping_ == Grouping::kByClass ? analysis::classifyConfigs(t) : std::vector<analysis::KernelKind>{};
   const Row& r = rows_[static_cast<size_t>(row)];
-  // A rank's row names "rank R · kernel": the kernel's own name is by_rank_'s, in the same order.
-  const std::string name = r.rank ? by_rank_[static_cast<size_t>(row)].kernel.name : r.name.toStdString();
+  const std::string name = r.name.toStdString();
   for (size_t k = 0; k < t.kernels.size(); ++k) {
     const bool match = grouping_ != Grouping::kByClass
                            ? t.kernelName(k) == name && (!r.rank || t.sessions[t.kernels.session[k]].rank == r.rank)
@@ -78,14 +77,14 @@ QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
   const Row& row = rows_[static_cast<size_t>(index.row())];
   if (role == Qt::DisplayRole) return display(row, index.column());
   if (role == kSortRole) return sortValue(row, index.column());
-  if (role == Qt::ToolTipRole && index.column() == kName) return row.name;
+  if (role == Qt::ToolTipRole && index.column() == kName) return display(row, kName);
   if (role == Qt::TextAlignmentRole && index.column() >= kCount) return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};
 }
 
 QVariant KernelTableModel::display(const Row& row, int column) const {
   switch (column) {
-    case kName: return row.name;
+    case kName: return row.rank ? QString("rank %1 · %2").arg(*row.rank).arg(row.name) : row.name;
     case kClass: return row.cls;
     case kPrecision: return row.precision;
     case kCount: return qs(analysis::formatCount(row.time.count));
@@ -101,7 +100,7 @@ QVariant KernelTableModel::display(const Row& row, int column) const {
 
 QVariant KernelTableModel::sortValue(const Row& row, int column) const {
   switch (column) {
-    case kName: return row.name;
+    case kName: return display(row, kName);
     case kClass: return row.cls;
     case kPrecision: return row.precision;
     case kCount: return qlonglong(row.time.count);

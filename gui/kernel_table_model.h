@@ -34,8 +34,8 @@ class KernelTableModel : public TableModel {
 
  private:
   struct Row {
-    QString name, cls, precision;
-    std::optional<int64_t> rank;  // kByRank
+    QString name, cls, precision;  // name: the kernel's, or the class's words
+    std::optional<int64_t> rank;   // kByRank: shown before the kernel's name
     analysis::DurationStats time;
     double share = 0;
   };

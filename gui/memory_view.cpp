@@ -172,8 +172,9 @@ void MemoryView::showDevice(int32_t device) {
   // From the first allocation on: a long set-up before it would squeeze the whole story to one edge.
   const int64_t first = series_.time.empty() ? snapshot_->trace().startNs() : series_.time.front();
   chart_->setSeries(&series_, first, std::max(snapshot_->trace().endNs(), first + 1));
-  const analysis::DeviceMemory* top = nullptr;
-  for (const analysis::DeviceMemory& d : snapshot_->memory.devices) top = d.device == device ? &d : top;
+  const std::vector<analysis::DeviceMemory>& devices = snapshot_->memory.devices;  // by device ordinal
+  const analysis::DeviceMemory* top =
+      device >= 0 && static_cast<size_t>(device) < devices.size() ? &devices[static_cast<size_t>(device)] : nullptr;
   in_use_ = top ? analysis::allocatorInUse(snapshot_->trace(), top->device) : std::vector<analysis::MemoryPoint>{};
   chart_->setInUse(&in_use_);
   QString text =

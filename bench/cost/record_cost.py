@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench" / "eval"))
+import run_corpus  # noqa: E402  (the corpus's own way to run a case)
 STEP_LINE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ms/step")
 # Activity kinds as `record`'s default (cuda, api, nvtx, memory) enables them, for bare CUPTI.
 BARE_KINDS = "kernel,memcpy,memset,memory,runtime"
@@ -47,19 +49,12 @@ HISTORY = (
 )
 
 
-def program_command(script):
-    """The program as its case runs it: torchrun for a job of several ranks."""
-    truth = json.loads((script.parent / "truth.json").read_text())
-    ranks = truth.get("multi_rank")
-    if ranks and truth.get("launcher") != "self":
-        return ["torchrun", "--standalone", f"--nproc_per_node={ranks}", str(script)]
-    return [sys.executable, str(script)]
-
-
 def variants(carry, script, trace_path):
     gpuscope = str(carry / "bin" / "gpuscope")
     record = [gpuscope, "record", "-q", "-f"]
-    python = program_command(script)
+    # The program as the corpus runs it (torchrun for a job of several ranks).
+    truth = json.loads((script.parent / "truth.json").read_text())
+    python = run_corpus.program_command(script.parent, truth, "program", carry)
     return {
         "plain": (python, {}),
         "bare_cupti": (python, {"CUDA_INJECTION64_PATH": str(carry / "lib" / "libbare_cupti_injection.so"),

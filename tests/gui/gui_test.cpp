@@ -436,8 +436,7 @@ class GuiTest : public QObject {
     const QString label = qs((*job)->trace().deviceLabel(other));
     QVERIFY2(view.summaryText().contains(" on " + label), qPrintable(view.summaryText()));
     const analysis::MemoryAnalysis& memory = (*job)->memory;
-    int64_t peak = 0;
-    for (const analysis::DeviceMemory& d : memory.devices) peak = d.device == other ? d.peak_bytes : peak;
+    const int64_t peak = memory.devices[static_cast<size_t>(other)].peak_bytes;  // by device ordinal
     QCOMPARE(view.series().peak_total, peak);
     AllocationsModel* model = view.allocations();
     QVERIFY(model->rowCount() > 0);
