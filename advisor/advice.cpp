@@ -427,6 +427,22 @@ std::optional<std::string> unexplainedHostNote(const Context& c, const std::vect
          "(py-spy record --native) to see where it goes";
 }
 
+// Where analysis::recordingCostPerLaunch took its figure from.
+std::string recordingCostBasis(const Context& c) {
+  const std::optional<int64_t> machine = analysis::measuredRecordingCost(c.trace);
+  const std::string machine_basis = machine ? "measured after the program on this machine: an empty kernel launched "
+                                              "plain and recorded (gpuscope-calibrate)"
+                                            : "an H100 host's figure (tests/bench/launch_cost.cu): this trace holds no "
+                                              "measure of its own";
+  const std::optional<analysis::PausedStepsCost> own = analysis::pausedStepsCost(c.trace, c.session);
+  if (!own) return machine_basis;
+  if (own->per_launch_ns < analysis::recordingCostPerLaunch(c.trace, c.session)) return machine_basis;
+  return "measured in this process, at least: " + std::to_string(own->steps) + " steps ran " +
+         analysis::formatDuration(own->recorded_step_ns) + " a step recorded and " +
+         analysis::formatDuration(own->paused_step_ns) +
+         " with the recording paused (gpuscope's PyTorch bridge; CUPTI costs something even paused)";
+}
+
 std::vector<std::string> notesOn(const Context& c) {
   std::vector<std::string> notes;
   if (c.device == analysis::kNone) notes.push_back("the trace holds no GPU work: nothing to advise on");
@@ -442,14 +458,9 @@ std::vector<std::string> notesOn(const Context& c) {
         "fragmentation, preallocation, churn, out-of-memory risk) read the allocations themselves");
   }
   if (const int64_t idle = c.perTimedStep(c.timeline.idle.recording_ns); idle > 0 || c.host.recording_ns > 0) {
-    const std::optional<int64_t> measured = analysis::measuredRecordingCost(c.trace);
-    const std::string basis = measured ? "measured after the program on this machine: an empty kernel launched plain "
-                                         "and recorded (gpuscope-calibrate)"
-                                       : "an H100 host's figure (tests/bench/launch_cost.cu): this trace holds no "
-                                         "measure of its own";
     notes.push_back(
         "recording added about " + analysis::formatDuration(analysis::recordingCostPerLaunch(c.trace, c.session)) +
-        " of host time to each kernel launch (" + basis +
+        " of host time to each kernel launch (" + recordingCostBasis(c) +
         "); the figures below are corrected for it: " + analysis::formatDuration(idle) + " of launch-bound idle and " +
         analysis::formatDuration(c.host.recording_ns) + " of host work " + perStepWords(c) + " taken off");
   }
@@ -458,6 +469,11 @@ std::vector<std::string> notesOn(const Context& c) {
                     analysis::formatDuration(w.end - w.start) +
                     " of this run (its own calls, neither the program as written nor as applied): left out of the "
                     "steps and the peak");
+  }
+  if (const analysis::Interval& p = c.iterations.paused; p.end > p.start) {
+    notes.push_back("gpuscope's PyTorch bridge paused the recording for " + analysis::formatDuration(p.length()) +
+                    " of this run, to time steps unrecorded: their kernels are not in the trace, and those steps are "
+                    "left out of the step");
   }
   if (std::optional<std::string> graphs = betweenGraphsNote(c)) notes.push_back(std::move(*graphs));
   if (std::optional<std::string> host = slowerHostNote(c)) notes.push_back(std::move(*host));

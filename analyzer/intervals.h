@@ -11,6 +11,7 @@ namespace gpuscope::analysis {
 struct Interval {
   int64_t start = 0, end = 0;
   int64_t length() const { return end - start; }
+  bool holds(int64_t t) const { return t >= start && t < end; }  // never, where empty
 };
 
 // Sorts and merges overlapping or touching intervals into disjoint ones, in time order.

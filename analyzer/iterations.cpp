@@ -8,6 +8,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/paused_steps.h"
 #include "analyzer/phases.h"
 #include "analyzer/stats.h"
 #include "analyzer/units.h"
@@ -115,6 +116,7 @@ using LaunchesBySession = std::map<int32_t, std::vector<int64_t>>;
 // timing check began running the model as written and where it ended; -1 where absent.
 struct BridgeMarks {
   int64_t removed = -1, written = -1, checked = -1;
+  Interval paused;  // the bridge's steps timed with the recording paused (PausedSteps), empty where none
   // The check's calls as written, empty (start == end) where it ran none.
   Interval asWritten() const { return written >= 0 && checked > written ? Interval{written, checked} : Interval{}; }
 };
@@ -129,6 +131,9 @@ std::vector<BridgeMarks> bridgeMarks(const TraceData& t) {
     if (name == kHooksRemovedMark && m.removed < 0) m.removed = t.nvtx.start_ns[r];
     if (name == kApplyCheckDoneMark && m.checked < 0) m.checked = t.nvtx.start_ns[r];
     if (name == kApplyAsWrittenMark && m.written < 0) m.written = t.nvtx.start_ns[r];
+  }
+  for (size_t s = 0; s < marks.size(); ++s) {
+    if (const std::optional<PausedSteps> p = pausedSteps(t, static_cast<int32_t>(s))) marks[s].paused = p->paused;
   }
   return marks;
 }
@@ -241,9 +246,11 @@ Iterations bestGroup(std::map<RangeKey, std::vector<Iteration>>& groups, const L
     std::vector<double> counts = launchesPerRange(sorted_launch, ranges);
     double covered = 0;
     for (double c : counts) covered += c;
-    const Interval written = marksOf(marks, std::get<0>(key)).asWritten();
+    const BridgeMarks& bridge = marksOf(marks, std::get<0>(key));
     for (size_t i = ranges.size(); i-- > 0;) {
-      if (ranges[i].start_ns >= written.start && ranges[i].start_ns < written.end) counts.erase(counts.begin() + i);
+      if (bridge.asWritten().holds(ranges[i].start_ns) || bridge.paused.holds(ranges[i].start_ns)) {
+        counts.erase(counts.begin() + i);
+      }
     }
     // The first instances may be warm-up (a compiler's first calls, autotuning): judge regularity on the
     // rest, keeping at least the last two thirds.
@@ -589,7 +596,11 @@ Iterations fromHostSyncs(const TraceData& t, const std::vector<int64_t>& launch,
 void markHookFree(const TraceData& t, Iterations& it) {
   const BridgeMarks marks = marksOf(bridgeMarks(t), it.session);
   it.as_written = marks.asWritten();
-  for (Iteration& i : it.list) i.as_written = i.start_ns >= it.as_written.start && i.start_ns < it.as_written.end;
+  it.paused = marks.paused;
+  for (Iteration& i : it.list) {
+    i.as_written = it.as_written.holds(i.start_ns);
+    i.unrecorded = it.paused.holds(i.start_ns);
+  }
   it.applied = marks.checked >= 0;
   it.hooks_removed_ns = marks.removed < 0 ? -1 : std::max(marks.removed, marks.checked);
   if (it.hooks_removed_ns < 0) return;
@@ -620,7 +631,7 @@ void markWarmup(Iterations& it) {
   const bool timed_hook_free = it.list.size() - annotated >= 2;
   std::vector<int64_t> steady;
   for (const Iteration& i : it.list) {
-    if (!i.warmup && (i.hook_free || !timed_hook_free)) steady.push_back(i.durationNs());
+    if (!i.warmup && !i.unrecorded && (i.hook_free || !timed_hook_free)) steady.push_back(i.durationNs());
   }
   it.steady_duration = summarize(steady);
 }
@@ -632,7 +643,7 @@ void markRepeating(const TraceData& t, Iterations& it) {
   std::map<std::vector<int32_t>, int64_t> signatures;  // the sorted launch configurations of a step: how many steps
   int64_t steps = 0;
   for (const Iteration& i : it.list) {
-    if (i.warmup || i.as_written) continue;
+    if (i.warmup || i.as_written || i.unrecorded) continue;
     std::vector<int32_t> configs;
     const auto first = std::lower_bound(k.start_ns.begin(), k.start_ns.end(), i.gpu_start_ns);
     for (auto j = static_cast<size_t>(first - k.start_ns.begin()); j < k.size() && k.start_ns[j] <= i.gpu_end_ns; ++j) {
@@ -712,7 +723,8 @@ std::vector<bool> steadyMask(const Iterations& it, Take take) {
   const auto& list = it.list;
   const size_t usable = it.source == IterationSource::kNvtx || list.size() < 4 ? list.size() : list.size() - 1;
   std::vector<bool> mask(usable);
-  for (size_t i = 0; i < usable; ++i) mask[i] = !list[i].warmup && !list[i].as_written && take(i);
+  for (size_t i = 0; i < usable; ++i)
+    mask[i] = !list[i].warmup && !list[i].as_written && !list[i].unrecorded && take(i);
   return mask;
 }
 
@@ -720,7 +732,8 @@ std::vector<bool> steadyMask(const Iterations& it, Take take) {
 // may recompile).
 std::vector<bool> hookFreeMask(const Iterations& it) {
   const auto& list = it.list;
-  return steadyMask(it, [&](size_t i) { return list[i].hook_free && i > 0 && list[i - 1].hook_free; });
+  return steadyMask(
+      it, [&](size_t i) { return list[i].hook_free && i > 0 && list[i - 1].hook_free && !list[i - 1].unrecorded; });
 }
 
 bool enough(const std::vector<bool>& mask) { return std::count(mask.begin(), mask.end(), true) >= 2; }

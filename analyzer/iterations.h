@@ -21,6 +21,7 @@ struct Iteration {
   bool warmup = false;         // one of the first iterations, markedly slower than the rest
   bool hook_free = false;      // began after the PyTorch bridge removed its module hooks (kHooksRemovedMark)
   bool as_written = false;     // `apply --record`'s timing check ran it as the script wrote it (kApplyAsWrittenMark)
+  bool unrecorded = false;     // ran while the bridge paused recording (PausedSteps): its kernels are not in the trace
   int32_t forwards = 1;        // a root module's forwards in it: the micro-batches of gradient accumulation
   // Host time or GPU time, whichever is longer: a GPU-bound step's kernels run on after its host range.
   int64_t durationNs() const { return std::max(end_ns, gpu_end_ns) - start_ns; }
@@ -40,6 +41,9 @@ struct Iterations {
   // Where `apply --record`'s timing check ran the model as written (kApplyAsWrittenMark to kApplyCheckDoneMark);
   // empty (start == end) where it did not.
   Interval as_written;
+  // Where the bridge paused recording to time steps unrecorded (PausedSteps::paused), empty where it did not: those
+  // steps are in no figure but the recording's cost.
+  Interval paused;
   // Recorded under `apply --record`, whose check marked its end (kApplyCheckDoneMark): the steps before it ran the
   // model as written (its first call), compiling or inside the check, none the program as applied.
   bool applied = false;

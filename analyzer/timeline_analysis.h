@@ -9,6 +9,7 @@
 #include "analyzer/duration_stats.h"
 #include "analyzer/gpu_activity.h"
 #include "analyzer/intervals.h"
+#include "analyzer/paused_steps.h"
 #include "analyzer/trace_data.h"
 
 namespace gpuscope::analysis {
@@ -61,7 +62,8 @@ inline constexpr int64_t kRecordingCostPerLaunchNs = 2'450;
 std::optional<int64_t> measuredRecordingCost(const TraceData& trace);
 
 // What recording added to each kernel launch of a process (index into trace.sessions): nothing in a trace that
-// gpuscope's collector did not record, else the measured cost, else kRecordingCostPerLaunchNs.
+// gpuscope's collector did not record; else the machine's measured cost, else kRecordingCostPerLaunchNs, or what the
+// process's own paused steps measured (pausedStepsCost) where that is more.
 int64_t recordingCostPerLaunch(const TraceData& trace, int32_t session);
 
 // The host's calls in one process (index into trace.sessions) that allocate or free device memory: cudaMalloc,

@@ -151,13 +151,16 @@ const Command& recordCommand() {
       "optimizer step as NVTX ranges (\"GPT2LMHeadModel.transformer.h.0.attn (forward)\") and the caching\n"
       "allocator's tensor-level events with the roles of parameters, gradients and optimizer state. Only the\n"
       "first --torch-steps steps (default 5) get module ranges; the hooks are then removed, and the advisor\n"
-      "takes its timings from the steps after, which run at the program's own speed. --cupy adds, for CuPy\n"
+      "takes its timings from the steps after, which run at the program's own speed; it times a few of those\n"
+      "recorded and as many with the recording paused (GPUSCOPE_TORCH_COST_STEPS, default 6; 0: none), so\n"
+      "that the trace says what recording cost the process itself. --cupy adds, for CuPy\n"
       "programs, the blocks CuPy's memory pool hands out and takes back (on the thread that imports cupy),\n"
       "so that memory in use is told from what the pool reserves. --jax adds, for JAX programs, the bytes\n"
       "XLA's allocator has in use and its peak in use over time, read from each GPU's memory_stats() once the\n"
       "program has started JAX (CUDA sees only the memory XLA reserves up front).\n"
       "After the program, gpuscope-calibrate launches an empty kernel plain and recorded, and the trace keeps\n"
-      "what recording added to each launch: the advisor takes it off the program's launch-bound idle time.\n"
+      "what recording added to each launch: the advisor takes it off the program's launch-bound idle time\n"
+      "(or what the paused steps measured, where that is more).\n"
       "GPUSCOPE_DISABLE=1 in the environment turns the collector off.",
       kOptions,
       runRecord};

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "formats/bridge_marks.h"
+
 namespace gpuscope::collector {
 
 CaptureGate::CaptureGate(std::string range, int64_t window_start_ns, int64_t window_end_ns)
@@ -85,6 +87,26 @@ bool CaptureGate::tick(int64_t now_ns) {
   const bool was_open = openLocked();
   in_window_ = now_ns >= window_start_ns_ && (window_end_ns_ <= 0 || now_ns < window_end_ns_);
   return changed(was_open);
+}
+
+bool CaptureGate::mark(std::string_view message) {
+  const bool pause = message == marks::kRecordingPaused;
+  if (!pause && !message.starts_with(marks::kRecordingResumed)) return false;
+  std::lock_guard lock(mutex_);
+  if (paused_ == pause) return false;
+  paused_ = pause;
+  times_paused_ += pause;
+  return true;
+}
+
+bool CaptureGate::paused() const {
+  std::lock_guard lock(mutex_);
+  return paused_;
+}
+
+int64_t CaptureGate::timesPaused() const {
+  std::lock_guard lock(mutex_);
+  return times_paused_;
 }
 
 }  // namespace gpuscope::collector

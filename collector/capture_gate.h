@@ -15,7 +15,8 @@ namespace gpuscope::collector {
 // cudaProfilerStop) and `--delay`/`--duration` (a window of the run's time). Outside, the collector switches
 // CUPTI's costly record kinds off, so the program runs there at its own speed, as under Nsight Systems'
 // capture ranges. Pure bookkeeping, no CUPTI: the collector feeds it CUPTI's NVTX and API callbacks and
-// switches the record kinds when a call says the gate changed.
+// switches the record kinds when a call says the gate changed. The program may pause recording on its own too
+// (mark()): the PyTorch bridge does for a few steps, to time them unrecorded.
 class CaptureGate {
  public:
   static constexpr std::string_view kProfilerApi = "cudaProfilerApi";  // as Nsight Systems names it
@@ -40,6 +41,11 @@ class CaptureGate {
   bool profilerStart();
   bool profilerStop();
   bool tick(int64_t now_ns);  // the window's edges
+  // An NVTX mark's message: the program's own pause and resume (marks::kRecordingPaused, kRecordingResumed), which
+  // hold recording off inside the gate's ranges too. Returns whether paused() changed.
+  bool mark(std::string_view message);
+  bool paused() const;
+  int64_t timesPaused() const;
 
  private:
   bool changed(bool was_open);
@@ -54,7 +60,8 @@ class CaptureGate {
   int64_t inside_ = 0;                                     // capture ranges open now, on all threads
   bool profiler_on_ = false;
   bool in_window_ = false;
-  int64_t times_opened_ = 0;
+  bool paused_ = false;
+  int64_t times_opened_ = 0, times_paused_ = 0;
 };
 
 }  // namespace gpuscope::collector

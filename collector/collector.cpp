@@ -16,6 +16,7 @@
 #include "collector/api_filter.h"
 #include "collector/nccl_profiler.h"
 #include "collector/session_info.h"
+#include "formats/bridge_marks.h"
 
 namespace gpuscope::collector {
 
@@ -59,6 +60,10 @@ std::pair<int64_t, int64_t> captureWindow() {
   const long long from = std::strtoll(text, &end, 10);
   const long long to = end && *end == ',' ? std::strtoll(end + 1, nullptr, 10) : 0;
   return {from, to};
+}
+
+bool isMemoryKind(CUpti_ActivityKind kind) {
+  return kind == CUPTI_ACTIVITY_KIND_MEMORY2 || kind == CUPTI_ACTIVITY_KIND_MEMORY_POOL;
 }
 
 // An NVTX event's message where it is text: ASCII, or a string the program registered (by its handle).
@@ -211,10 +216,10 @@ bool Collector::enableActivities(const CollectorOptions& options) {
   // With no range and no window the gate stays open: everything is recorded throughout.
   gate_ = std::make_unique<CaptureGate>(options.capture_range, options.capture_from_ns, options.capture_to_ns);
   gate_->tick(cuptiNow());
-  recording_ = gate_->open();
+  recording_ = recording_memory_ = gate_->open();
   for (size_t i = 0; i < kinds.size(); ++i) {
     const auto [kind, what] = kinds[i];
-    if (i >= always) gated_kinds_.push_back(kind);
+    if (i >= always) (isMemoryKind(kind) ? memory_kinds_ : gated_kinds_).push_back(kind);
     if (i >= always && !recording_) continue;
     if (CUptiResult r = cuptiActivityEnable(kind); r != CUPTI_SUCCESS) {
       note(schema::Severity::kWarning, "activity_unavailable", 1,
@@ -232,6 +237,13 @@ bool Collector::enableActivities(const CollectorOptions& options) {
              "and graphs (GPUSCOPE_ALL_API_CALLS=1 records every call)");
   }
   if (gate_->configured()) watchCaptureEdges();
+  // The program's own pause and resume (formats/bridge_marks.h) come as marks: only marks are watched for them.
+  if (options.trace_nvtx) {
+    for (CUpti_CallbackId cbid :
+         {CUPTI_CBID_NVTX_nvtxMarkA, CUPTI_CBID_NVTX_nvtxMarkEx, CUPTI_CBID_NVTX_nvtxDomainMarkEx}) {
+      cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, cbid);
+    }
+  }
   return true;
 }
 
@@ -266,11 +278,19 @@ void Collector::selectApiCalls(bool on) {
 
 // The gate is read under the switch's lock: two threads crossing edges at once leave the kinds as the gate
 // stands after both, whichever switches last.
+// A pause by the program leaves the allocations recorded: an allocation whose free fell in the pause would
+// otherwise look kept for the rest of the run.
 void Collector::followGate() {
   std::lock_guard lock(gate_switch_);
-  const bool on = gate_->open();
+  const bool open = gate_->open();
+  const bool on = open && !gate_->paused();
+  const auto set = [](const std::vector<CUpti_ActivityKind>& kinds, bool enable) {
+    for (CUpti_ActivityKind kind : kinds) enable ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+  };
+  if (open != recording_memory_) set(memory_kinds_, open);
+  recording_memory_ = open;
   if (on == recording_) return;
-  for (CUpti_ActivityKind kind : gated_kinds_) on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+  set(gated_kinds_, on);
   if (select_api_calls_) selectApiCalls(on);
   recording_ = on;
   if (debug_) std::fprintf(stderr, "gpuscope[%d]: recording %s\n", getpid(), on ? "on" : "off");
@@ -346,6 +366,15 @@ bool Collector::onNvtxCall(CUpti_CallbackId cbid, const CUpti_NvtxData* call) {
     case CUPTI_CBID_NVTX_nvtxRangeEnd: return gate_->end(static_cast<const nvtxRangeEnd_params*>(p)->id);
     case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
       return gate_->end(static_cast<const nvtxDomainRangeEnd_params*>(p)->core.id);
+    case CUPTI_CBID_NVTX_nvtxMarkA: {
+      const char* message = static_cast<const nvtxMarkA_params*>(p)->message;
+      return gate_->mark(message ? message : "");
+    }
+    case CUPTI_CBID_NVTX_nvtxMarkEx:
+      return gate_->mark(nvtxMessage(static_cast<const nvtxMarkEx_params*>(p)->eventAttrib, registered_strings_));
+    case CUPTI_CBID_NVTX_nvtxDomainMarkEx:
+      return gate_->mark(
+          nvtxMessage(static_cast<const nvtxDomainMarkEx_params*>(p)->core.eventAttrib, registered_strings_));
     case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA: {
       const char* text = static_cast<const nvtxDomainRegisterStringA_params*>(p)->string;
       if (text && call->functionReturnValue) {
@@ -597,7 +626,15 @@ void Collector::finishFile() {
 
 // What the capture gate let through: how often recording was switched on, or that it never was.
 void Collector::noteCaptureGate() {
-  if (!gate_ || !gate_->configured()) return;
+  if (!gate_) return;
+  if (const int64_t pauses = gate_->timesPaused(); pauses > 0) {
+    note(schema::Severity::kInfo, "recording_paused", pauses,
+         "the program paused recording " + std::to_string(pauses) +
+             " times (gpuscope's PyTorch bridge, timing steps unrecorded): kernels, copies and API calls are missing "
+             "between the marks '" +
+             std::string(marks::kRecordingPaused) + "' and '" + std::string(marks::kRecordingResumed) + "'");
+  }
+  if (!gate_->configured()) return;
   const CaptureGate& g = *gate_;
   const std::string what = g.watchesProfilerApi() ? "between cudaProfilerStart and cudaProfilerStop"
                            : g.watchesNvtx()      ? "inside NVTX ranges named '" + g.range() + "'"

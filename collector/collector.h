@@ -120,8 +120,10 @@ class Collector {
   StateNotices state_notices_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::unique_ptr<CaptureGate> gate_;
-  std::vector<CUpti_ActivityKind> gated_kinds_;  // on only while the gate is open (always, where none is asked)
-  bool select_api_calls_ = false;                // re-applied each time the runtime kind is switched on
+  std::vector<CUpti_ActivityKind> gated_kinds_;   // on only while the gate is open (always, where none is asked)
+  std::vector<CUpti_ActivityKind> memory_kinds_;  // as gated_kinds_, but left on while the program pauses
+  bool recording_memory_ = true;                  // whether memory_kinds_ are on (under gate_switch_)
+  bool select_api_calls_ = false;                 // re-applied each time the runtime kind is switched on
   bool api_calls_looked_up_ = false;
   std::vector<uint32_t> runtime_skipped_, driver_chosen_;  // the runtime calls left out, the driver calls kept
   std::mutex gate_switch_;                                 // one switch of the kinds at a time

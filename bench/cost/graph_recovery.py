@@ -154,6 +154,18 @@ def timed(command, cpus, env=None):
     return float(lines[-1].split()[0])
 
 
+def paused_figures(trace):
+    """The bridge's figures of its steps timed recorded and paused (its resume mark), or None."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{trace}?mode=ro", uri=True) as db:
+            rows = db.execute("SELECT name_text FROM nvtx_view WHERE name_text LIKE 'gpuscope: recording resumed%'")
+            return [row[0] for row in rows.fetchall()] or None
+    except sqlite3.Error:
+        return None
+
+
 def advised(carry, model, out, cpus):
     gpuscope = str(carry / "bin" / "gpuscope")
     trace = out / f"{model}.gpuscope"
@@ -168,6 +180,7 @@ def advised(carry, model, out, cpus):
     advice = json.loads(report.read_text() or "{}")
     launch = [f for f in advice.get("findings", []) if f.get("id") == "launch_bound"]
     return {
+        "paused_steps": paused_figures(trace),
         "recorded_ms_step": clock,
         "advisor_step_ns": advice.get("measured", {}).get("step_time_ns"),
         "plan_predicted_step_ns": advice.get("plan_predicted", {}).get("step_time_ns"),

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "formats/bridge_marks.h"
+
 namespace gpuscope::collector {
 namespace {
 
@@ -14,6 +18,25 @@ TEST(CaptureGate, NothingAskedIsNoGateAndAlwaysOpen) {
   EXPECT_FALSE(gate.push(kMain, "step"));
   EXPECT_FALSE(gate.tick(1'800'000'000'000'000'000));  // the collector ticks it at start: it stays open
   EXPECT_TRUE(gate.open());
+}
+
+// The program's own pause (the PyTorch bridge's marks) holds recording off whatever the ranges say; only its two
+// marks count, the resume with the figures the bridge appends to it.
+TEST(CaptureGate, TheProgramsPauseMarksHoldRecordingOff) {
+  CaptureGate gate("", 0, 0);
+  EXPECT_FALSE(gate.mark("gpuscope: module hooks removed"));
+  EXPECT_FALSE(gate.mark(marks::kRecordedStepsTimed));
+  EXPECT_FALSE(gate.paused());
+  EXPECT_TRUE(gate.mark(marks::kRecordingPaused));
+  EXPECT_TRUE(gate.paused());
+  EXPECT_TRUE(gate.open());                          // the gate's own ranges and window are another matter
+  EXPECT_FALSE(gate.mark(marks::kRecordingPaused));  // paused already
+  EXPECT_TRUE(
+      gate.mark(std::string(marks::kRecordingResumed) + " (8 steps: 41000000 ns recorded, 33000000 ns paused)"));
+  EXPECT_FALSE(gate.paused());
+  EXPECT_FALSE(gate.mark(marks::kRecordingResumed));
+  EXPECT_TRUE(gate.mark(marks::kRecordingPaused));
+  EXPECT_EQ(gate.timesPaused(), 2);
 }
 
 // The range opens the gate on its push and closes it on its own pop, not on the pop of a range inside it.

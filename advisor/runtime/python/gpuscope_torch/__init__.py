@@ -37,13 +37,15 @@ def install_from_environment():
 
         apply.install(os.environ.get("GPUSCOPE_PLAN", ""))
     if "record" in modes:
-        _install_recording()
+        _install_recording(timed_paused="apply" not in modes)
 
 
-def _install_recording():
-    from . import annotate, memory
+def _install_recording(timed_paused):
+    from . import annotate, memory, recording_cost
 
     annotate.install()
+    if timed_paused:  # apply's own timing check is what `apply --record` times
+        recording_cost.install()
     output_dir = os.environ.get("GPUSCOPE_OUTPUT_DIR", "")
     if output_dir:
         memory.install(output_dir)

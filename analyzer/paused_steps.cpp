@@ -1,0 +1,91 @@
+#include "analyzer/paused_steps.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+#include "formats/bridge_marks.h"
+
+namespace gpuscope::analysis {
+
+namespace {
+
+// The figures the bridge appends to kRecordingResumed: " (N steps: R ns recorded, U ns paused)".
+bool readFigures(const std::string& mark, PausedSteps& p) {
+  if (!mark.starts_with(marks::kRecordingResumed)) return false;
+  const std::string figures = mark.substr(marks::kRecordingResumed.size());
+  int steps = 0;
+  int64_t recorded = 0, paused = 0;
+  if (std::sscanf(figures.c_str(), " (%d steps: %" SCNd64 " ns recorded, %" SCNd64 " ns paused)", &steps, &recorded,
+                  &paused) != 3 ||
+      steps <= 0 || recorded <= 0 || paused <= 0) {
+    return false;
+  }
+  p.steps = steps, p.recorded_ns = recorded, p.paused_ns = paused;
+  return true;
+}
+
+// Whether any of the process's API calls began inside the pause: then the collector did not pause (one that does
+// not know the marks).
+bool callsInside(const TraceData& t, int32_t session, const Interval& paused) {
+  const ApiTable& api = t.api_calls;
+  for (size_t i = 0; i < api.size(); ++i) {
+    if (api.session[i] == session && api.start_ns[i] > paused.start && api.start_ns[i] < paused.end) return true;
+  }
+  return false;
+}
+
+// The process's kernels launched in the window (by their launch call, else their start).
+int64_t kernelsLaunchedIn(const TraceData& t, int32_t session, const Interval& window) {
+  const KernelTable& k = t.kernels;
+  int64_t launched = 0;
+  for (size_t i = 0; i < k.size(); ++i) {
+    const int32_t call = k.launch_call[i];
+    const int64_t at = call != kNone ? t.api_calls.start_ns[static_cast<size_t>(call)] : k.start_ns[i];
+    launched += k.session[i] == session && window.holds(at);
+  }
+  return launched;
+}
+
+}  // namespace
+
+std::optional<PausedSteps> pausedSteps(const TraceData& t, int32_t session) {
+  PausedSteps p;
+  int64_t timed = -1, paused = -1, resumed = -1;
+  std::string resume_mark;
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    if (t.nvtx.session[r] != session || t.nvtx.kind[r] != schema::NvtxKind::kMark) continue;
+    const std::string& name = t.text(t.nvtx.name[r]);
+    const int64_t at = t.nvtx.start_ns[r];
+    if (name == marks::kRecordedStepsTimed && timed < 0) timed = at;
+    if (name == marks::kRecordingPaused && paused < 0) paused = at;
+    if (name.starts_with(marks::kRecordingResumed) && paused >= 0 && resumed < 0) resumed = at, resume_mark = name;
+  }
+  if (paused < 0) return std::nullopt;
+  if (resumed < 0) {  // the process ended paused
+    const auto& end = t.sessions[static_cast<size_t>(session)].end_ns;
+    resumed = end ? std::max(paused, *end) : paused;
+  }
+  p.paused = {paused, resumed};
+  p.recorded = {timed >= 0 && timed < paused ? timed : paused, paused};
+  if (!readFigures(resume_mark, p)) p.steps = 0;
+  return p;
+}
+
+std::optional<PausedStepsCost> pausedStepsCost(const TraceData& t, int32_t session) {
+  if (session < 0 || static_cast<size_t>(session) >= t.sessions.size()) return std::nullopt;
+  const std::optional<PausedSteps> p = pausedSteps(t, session);
+  if (!p || p->steps == 0 || p->recorded.length() <= 0 || callsInside(t, session, p->paused)) return std::nullopt;
+  const int64_t launched = kernelsLaunchedIn(t, session, p->recorded);
+  if (launched == 0) return std::nullopt;
+  PausedStepsCost c;
+  c.steps = p->steps;
+  c.recorded_step_ns = p->recorded_ns / p->steps;
+  c.paused_step_ns = p->paused_ns / p->steps;
+  c.per_step_ns = std::max<int64_t>(0, c.recorded_step_ns - c.paused_step_ns);
+  c.per_launch_ns = c.per_step_ns * p->steps / launched;
+  return c;
+}
+
+}  // namespace gpuscope::analysis

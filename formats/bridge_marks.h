@@ -1,0 +1,21 @@
+// NVTX marks a program under `gpuscope record` puts to pause the collector's recording for a few steps and resume
+// it: gpuscope's PyTorch bridge does, to time steps of the program's own process without recording and measure
+// what recording costs it (analysis::pausedStepsCost). One definition for the collector, which switches its
+// costly record kinds off between them, and the analyzer, which reads them back.
+#pragma once
+
+#include <string_view>
+
+namespace gpuscope::marks {
+
+// Where the bridge began timing recorded steps, the steps it compares the paused ones with.
+inline constexpr std::string_view kRecordedStepsTimed = "gpuscope: recorded steps timed";
+// Recording paused: kernels, copies, sets and API calls are no longer recorded (allocations still are, so that no
+// allocation's free goes missing), NVTX ranges and marks still are.
+inline constexpr std::string_view kRecordingPaused = "gpuscope: recording paused";
+// Recording resumed. The bridge's mark carries what it measured after this prefix:
+// " (N steps: R ns recorded, U ns paused)", the host time of N steps from the kRecordedStepsTimed mark, and of N
+// steps timed while paused (after the first, in which the switch happened).
+inline constexpr std::string_view kRecordingResumed = "gpuscope: recording resumed";
+
+}  // namespace gpuscope::marks

@@ -1,0 +1,120 @@
+// The PyTorch bridge's steps timed with the recording paused (formats/bridge_marks.h), on built traces: the steps
+// left out of every figure, and what recording cost the process read from them.
+#include "analyzer/paused_steps.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analyzer/iterations.h"
+#include "analyzer/phases.h"
+#include "analyzer/timeline_analysis.h"
+#include "formats/bridge_marks.h"
+#include "tests/analyzer/load_for_test.h"
+#include "tests/support/sample_trace.h"
+#include "tests/support/trace_builder.h"
+
+namespace gpuscope::analysis {
+namespace {
+
+using testing::TempDir;
+using testing::TraceBuilder;
+
+struct Recording {
+  int kernels_per_step = 4;
+  int64_t kernel_ns = 7'000;
+  int64_t recorded_step_ns = 100'000, paused_step_ns = 60'000;
+  bool collector_paused = true;  // false: a collector that does not know the marks recorded on
+  bool resumed = true;           // false: the program ended paused
+};
+
+// As `record --torch` writes a training loop of 18 steps: hooks removed at step 1; recorded steps timed from step 2;
+// paused at step 6 (steps 6-9 run unrecorded, faster), resumed at step 10 with the figures of 4 steps each way
+// (where it does not resume, the rest of the run is paused).
+TraceData recorded(const TempDir& dir, const Recording& r) {
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000, timed_from = 0, paused_from = 0;
+  for (int step = 0; step < 18; ++step) {
+    const bool in_pause = step >= 6 && (step < 10 || !r.resumed);
+    if (step == 1) b.mark(std::string(kHooksRemovedMark), t - 100);
+    if (step == 2) b.mark(std::string(marks::kRecordedStepsTimed), t - 100), timed_from = t;
+    if (step == 6) b.mark(std::string(marks::kRecordingPaused), t - 100), paused_from = t;
+    if (step == 10 && r.resumed) {
+      b.mark(std::string(marks::kRecordingResumed) + " (4 steps: " + std::to_string(paused_from - timed_from) +
+                 " ns recorded, " + std::to_string(4 * r.paused_step_ns) + " ns paused)",
+             t - 100);
+    }
+    const int64_t length = step >= 6 && step < 10 ? r.paused_step_ns : r.recorded_step_ns;
+    b.nvtx("Net (forward)", t, t + length / 2);
+    if (!in_pause || !r.collector_paused) {
+      for (int k = 0; k < r.kernels_per_step; ++k) {
+        const int64_t at = t + 2'000 + k * r.kernel_ns;  // one after another
+        b.kernel("k", at, at + r.kernel_ns);
+      }
+    }
+    b.nvtx("optimizer.step (SGD)", t + length * 6 / 10, t + length * 7 / 10);
+    t += length;
+  }
+  EXPECT_TRUE(b.finish());
+  TraceData trace = loadForTest(dir.path("t.gpuscope"));
+  trace.sessions[0].cupti_version = 130000;  // recorded by the collector, whose cost is in its timings
+  return trace;
+}
+
+// The paused steps are in no step figure: neither timed nor steady, nor the step after them (the switch back).
+TEST(PausedSteps, ThePausedStepsAreLeftOutOfTheStep) {
+  TempDir dir;
+  const TraceData trace = recorded(dir, {});
+  const Iterations it = findIterations(trace);
+  ASSERT_EQ(it.list.size(), 18u);
+  EXPECT_GT(it.paused.length(), 0);
+  for (int i = 0; i < 18; ++i) EXPECT_EQ(it.list[i].unrecorded, i >= 6 && i < 10) << i;
+  const std::vector<bool> timed = timedIterations(it);
+  for (size_t i = 6; i <= 10 && i < timed.size(); ++i) EXPECT_FALSE(timed[i]) << i;
+  EXPECT_TRUE(timed[12]);
+  EXPECT_EQ(it.steady_duration.median, 100'000);  // the recorded steps' own length, not the paused ones'
+}
+
+// A host-bound loop (the GPU busy 28 % of a recorded step): the paused steps ran 40 µs a step faster, 10 µs a launch
+// over the step's 4 launches, which the launch analyses take off in place of the machine's smaller figure.
+TEST(PausedSteps, AHostBoundLoopsCostIsTheDifferenceOfItsSteps) {
+  TempDir dir;
+  TraceData trace = recorded(dir, {});
+  const std::optional<PausedStepsCost> cost = pausedStepsCost(trace, 0);
+  ASSERT_TRUE(cost);
+  EXPECT_EQ(cost->steps, 4);
+  EXPECT_EQ(cost->recorded_step_ns, 100'000);
+  EXPECT_EQ(cost->paused_step_ns, 60'000);
+  EXPECT_EQ(cost->per_step_ns, 40'000);
+  EXPECT_EQ(cost->per_launch_ns, 10'000);
+  trace.data_quality.push_back({std::nullopt, schema::Severity::kInfo, "recording_cost_per_launch", 2'000, "", {}});
+  EXPECT_EQ(recordingCostPerLaunch(trace, 0), 10'000);
+}
+
+// A GPU-bound loop: both figures are the GPU's pace and say next to nothing of the host's cost, so the machine's
+// larger figure stands.
+TEST(PausedSteps, AGpuBoundLoopKeepsTheMachinesFigure) {
+  TempDir dir;
+  TraceData trace = recorded(dir, {.kernels_per_step = 4, .kernel_ns = 24'000, .paused_step_ns = 99'000});
+  const std::optional<PausedStepsCost> cost = pausedStepsCost(trace, 0);
+  ASSERT_TRUE(cost);
+  EXPECT_EQ(cost->per_launch_ns, 250);
+  trace.data_quality.push_back({std::nullopt, schema::Severity::kInfo, "recording_cost_per_launch", 2'000, "", {}});
+  EXPECT_EQ(recordingCostPerLaunch(trace, 0), 2'000);
+}
+
+// No figure to trust: a collector that recorded through the pause (its API calls inside it), or a program that ended
+// paused (no figures in any resume mark).
+TEST(PausedSteps, NoCostWhereThePauseDidNotTakeOrHasNoFigures) {
+  TempDir a, b;
+  EXPECT_FALSE(pausedStepsCost(recorded(a, {.collector_paused = false}), 0));
+  const TraceData ended = recorded(b, {.resumed = false});
+  const std::optional<PausedSteps> steps = pausedSteps(ended, 0);
+  ASSERT_TRUE(steps);
+  EXPECT_EQ(steps->steps, 0);
+  EXPECT_FALSE(pausedStepsCost(ended, 0));
+  EXPECT_EQ(recordingCostPerLaunch(ended, 0), kRecordingCostPerLaunchNs);
+}
+
+}  // namespace
+}  // namespace gpuscope::analysis

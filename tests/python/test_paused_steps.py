@@ -1,0 +1,62 @@
+"""Once its module hooks are gone, the bridge times some recorded steps, pauses the recording (an NVTX mark the
+collector switches at) for as many steps, times them, and resumes, with both figures in the resume mark
+(programs/paused_steps.py, real torch on the CPU)."""
+
+import re
+import unittest
+
+import support
+
+HOOKS_REMOVED = "gpuscope: module hooks removed"
+TIMED = "gpuscope: recorded steps timed"
+PAUSED = "gpuscope: recording paused"
+RESUMED = re.compile(r"^gpuscope: recording resumed \((\d+) steps: (\d+) ns recorded, (\d+) ns paused\)$")
+
+
+def run(*args):
+    return support.run_for_json("paused_steps.py", *args)
+
+
+def marks_by_step(events):
+    """[(the step it came in, the mark's text)] for the bridge's NVTX marks."""
+    step, out = None, []
+    for event in events:
+        if event[0] == "mark" and event[1] == "step":
+            step = event[2]
+        elif event[0] == "nvtx mark":
+            out.append((step, event[1]))
+    return out
+
+
+class PausedSteps(unittest.TestCase):
+    def test_the_pause_follows_the_timed_recorded_steps_and_lasts_as_many(self):
+        out, _ = run("3")
+        marks = marks_by_step(out["events"])
+        # Annotated steps 0-1; hooks removed at step 2 (its switch, timed neither way); steps 3-5 timed recorded;
+        # paused at step 6 (the pause's switch), steps 7-9 timed paused; resumed at step 10.
+        self.assertEqual([m for m in marks[:3]], [(2, HOOKS_REMOVED), (3, TIMED), (6, PAUSED)])
+        self.assertEqual(len(marks), 4)
+        self.assertEqual(marks[3][0], 10)
+        figures = RESUMED.match(marks[3][1])
+        self.assertIsNotNone(figures, marks[3][1])
+        self.assertEqual(int(figures.group(1)), 3)
+        self.assertGreater(int(figures.group(2)), 0)
+        self.assertGreater(int(figures.group(3)), 0)
+
+    def test_with_gradient_accumulation_a_step_is_the_optimizers(self):
+        out, _ = run("2", "--accumulate", "3")
+        self.assertEqual([step for step, _ in marks_by_step(out["events"])], [2, 3, 5, 8])
+
+    def test_zero_steps_times_nothing(self):
+        out, _ = run("0")
+        self.assertEqual(marks_by_step(out["events"]), [(2, HOOKS_REMOVED)])
+
+    def test_results_are_those_of_the_program_alone(self):
+        _, bridged = run("3")
+        _, plain = run("3", "--no-bridge")
+        self.assertEqual(bridged.stdout, plain.stdout)
+        self.assertEqual(support.bridge_lines(bridged.stderr), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
