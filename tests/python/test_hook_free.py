@@ -99,6 +99,19 @@ class GradientAccumulation(unittest.TestCase):
         self.assertIn(["push", "Net.blocks.0 (forward)"], steps[1])
 
 
+class WeightsUpdatedByHand(unittest.TestCase):
+    """No optimizer is ever made: each training call is a step, and the hooks go after as many as asked for, not
+    after the 16 calls a step that gradient accumulation is allowed before an optimizer's first step."""
+
+    def test_switch_comes_after_the_steps_asked_for(self):
+        out, result = run("2", "--by-hand")
+        steps = split(out["events"], "step")
+        marks = [n for n, events in steps.items() for e in events if e == ["nvtx mark", MARK]]
+        self.assertEqual(marks, [2])
+        _, plain = run("2", "--by-hand", "--no-bridge")
+        self.assertEqual(result.stdout, plain.stdout)
+
+
 class CompiledModel(unittest.TestCase):
     """A model the script compiled: the compiler would trace the module hooks in and guard on them, so they go at
     its first call, before it compiles; removed later, they would make it compile again inside the timed steps."""

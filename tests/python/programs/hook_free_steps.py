@@ -6,10 +6,10 @@ inference outputs' sums, so that a run with the bridge can be compared with one 
 Marks in the events: ["mark", "step", N] before each training step's forward, ["mark", "infer", N] before
 each inference call.
 
-Usage: hook_free_steps.py OUT STEPS [--no-bridge] [--inference-only] [--accumulate N] [--compiled]
+Usage: hook_free_steps.py OUT STEPS [--no-bridge] [--inference-only] [--accumulate N] [--compiled] [--by-hand]
 (--accumulate: N forwards and backwards per optimizer step, as gradient accumulation does; --compiled: the model
 run through torch.compile (its eager backend: dynamo traces and guards as ever, with no code generated), and the
-frames dynamo compiled written too)
+frames dynamo compiled written too; --by-hand: no optimizer, the weights updated by a loop written out)
 """
 
 import argparse
@@ -34,12 +34,12 @@ def main():
     parser.add_argument("--inference-only", action="store_true")
     parser.add_argument("--accumulate", type=int, default=1)
     parser.add_argument("--compiled", action="store_true")
+    parser.add_argument("--by-hand", action="store_true", help="no optimizer: SGD written out")
     args = parser.parse_args()
 
     torch.manual_seed(0)
     model = models.label(models.Net())
     x, target = torch.randn(4, 8), torch.randn(4, 4)
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     if args.compiled:
         model = torch.compile(model, backend="eager")
     nvtx_spy.install()
@@ -47,6 +47,7 @@ def main():
         from gpuscope_torch import annotate
 
         annotate.install(steps=args.steps)
+    optimizer = None if args.by_hand else torch.optim.Adam(model.parameters(), lr=0.01)
     hooks = {"start": global_hooks()}
     if not args.inference_only:
         for step in range(8):
@@ -54,8 +55,14 @@ def main():
             for _ in range(args.accumulate):
                 loss = torch.nn.functional.mse_loss(model(x), target) / args.accumulate
                 loss.backward()
-            optimizer.step()
-            optimizer.zero_grad()
+            if optimizer:
+                optimizer.step()
+                optimizer.zero_grad()
+            else:
+                with torch.no_grad():
+                    for p in model.parameters():
+                        p -= 0.01 * p.grad
+                        p.grad = None
             print(f"step {step} loss {loss.item():.9f}")
         hooks["after training"] = global_hooks()
     with torch.no_grad():
