@@ -11,18 +11,20 @@ namespace gpuscope::analysis {
 
 namespace {
 
-// The figures the bridge appends to kRecordingResumed: " (N steps: R ns recorded, U ns paused)".
+// The figures of the bridge's kRecordingCostTimed mark: " (N steps: R ns recorded before, U ns paused, A ns
+// recorded after)".
 bool readFigures(const std::string& mark, PausedSteps& p) {
-  if (!mark.starts_with(marks::kRecordingResumed)) return false;
-  const std::string figures = mark.substr(marks::kRecordingResumed.size());
+  if (!mark.starts_with(marks::kRecordingCostTimed)) return false;
+  const std::string figures = mark.substr(marks::kRecordingCostTimed.size());
   int steps = 0;
-  int64_t recorded = 0, paused = 0;
-  if (std::sscanf(figures.c_str(), " (%d steps: %" SCNd64 " ns recorded, %" SCNd64 " ns paused)", &steps, &recorded,
-                  &paused) != 3 ||
-      steps <= 0 || recorded <= 0 || paused <= 0) {
+  int64_t before = 0, paused = 0, after = 0;
+  if (std::sscanf(figures.c_str(),
+                  " (%d steps: %" SCNd64 " ns recorded before, %" SCNd64 " ns paused, %" SCNd64 " ns recorded after)",
+                  &steps, &before, &paused, &after) != 4 ||
+      steps <= 0 || before <= 0 || paused <= 0 || after <= 0) {
     return false;
   }
-  p.steps = steps, p.recorded_ns = recorded, p.paused_ns = paused;
+  p.steps = steps, p.recorded_before_ns = before, p.paused_ns = paused, p.recorded_after_ns = after;
   return true;
 }
 
@@ -53,14 +55,15 @@ int64_t kernelsLaunchedIn(const TraceData& t, int32_t session, const Interval& w
 std::optional<PausedSteps> pausedSteps(const TraceData& t, int32_t session) {
   PausedSteps p;
   int64_t timed = -1, paused = -1, resumed = -1;
-  std::string resume_mark;
+  std::string figures;
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
     if (t.nvtx.session[r] != session || t.nvtx.kind[r] != schema::NvtxKind::kMark) continue;
     const std::string& name = t.text(t.nvtx.name[r]);
     const int64_t at = t.nvtx.start_ns[r];
     if (name == marks::kRecordedStepsTimed && timed < 0) timed = at;
     if (name == marks::kRecordingPaused && paused < 0) paused = at;
-    if (name.starts_with(marks::kRecordingResumed) && paused >= 0 && resumed < 0) resumed = at, resume_mark = name;
+    if (name.starts_with(marks::kRecordingResumed) && paused >= 0 && resumed < 0) resumed = at;
+    if (name.starts_with(marks::kRecordingCostTimed) && figures.empty()) figures = name;
   }
   if (paused < 0) return std::nullopt;
   if (resumed < 0) {  // the process ended paused
@@ -69,7 +72,7 @@ std::optional<PausedSteps> pausedSteps(const TraceData& t, int32_t session) {
   }
   p.paused = {paused, resumed};
   p.recorded = {timed >= 0 && timed < paused ? timed : paused, paused};
-  if (!readFigures(resume_mark, p)) p.steps = 0;
+  if (!readFigures(figures, p)) p.steps = 0;
   return p;
 }
 
@@ -81,9 +84,11 @@ std::optional<PausedStepsCost> pausedStepsCost(const TraceData& t, int32_t sessi
   if (launched == 0) return std::nullopt;
   PausedStepsCost c;
   c.steps = p->steps;
-  c.recorded_step_ns = p->recorded_ns / p->steps;
+  c.recorded_step_ns = (p->recorded_before_ns + p->recorded_after_ns) / 2 / p->steps;
   c.paused_step_ns = p->paused_ns / p->steps;
-  c.per_step_ns = std::max<int64_t>(0, c.recorded_step_ns - c.paused_step_ns);
+  const auto [shorter, longer] = std::minmax(p->recorded_before_ns, p->recorded_after_ns);
+  c.drifted = static_cast<double>(longer) > kRecordedStepsAgree * static_cast<double>(shorter);
+  c.per_step_ns = c.drifted ? 0 : std::max<int64_t>(0, c.recorded_step_ns - c.paused_step_ns);
   c.per_launch_ns = c.per_step_ns * p->steps / launched;
   return c;
 }

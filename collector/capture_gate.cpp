@@ -91,7 +91,7 @@ bool CaptureGate::tick(int64_t now_ns) {
 
 bool CaptureGate::mark(std::string_view message) {
   const bool pause = message == marks::kRecordingPaused;
-  if (!pause && !message.starts_with(marks::kRecordingResumed)) return false;
+  if (!pause && message != marks::kRecordingResumed) return false;
   std::lock_guard lock(mutex_);
   if (paused_ == pause) return false;
   paused_ = pause;

@@ -13,9 +13,11 @@ inline constexpr std::string_view kRecordedStepsTimed = "gpuscope: recorded step
 // Recording paused: kernels, copies, sets and API calls are no longer recorded (allocations still are, so that no
 // allocation's free goes missing), NVTX ranges and marks still are.
 inline constexpr std::string_view kRecordingPaused = "gpuscope: recording paused";
-// Recording resumed. The bridge's mark carries what it measured after this prefix:
-// " (N steps: R ns recorded, U ns paused)", the host time of N steps from the kRecordedStepsTimed mark, and of N
-// steps timed while paused (after the first, in which the switch happened).
+// Recording resumed.
 inline constexpr std::string_view kRecordingResumed = "gpuscope: recording resumed";
+// What the bridge measured, once it has timed as many recorded steps after the pause as before it. After this
+// prefix: " (N steps: R ns recorded before, U ns paused, A ns recorded after)", the host time of N steps from the
+// kRecordedStepsTimed mark, of N paused steps and of N recorded steps after it (the step of each switch left out).
+inline constexpr std::string_view kRecordingCostTimed = "gpuscope: recording's cost timed";
 
 }  // namespace gpuscope::marks

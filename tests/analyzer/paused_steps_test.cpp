@@ -24,13 +24,15 @@ struct Recording {
   int kernels_per_step = 4;
   int64_t kernel_ns = 7'000;
   int64_t recorded_step_ns = 100'000, paused_step_ns = 60'000;
-  bool collector_paused = true;  // false: a collector that does not know the marks recorded on
-  bool resumed = true;           // false: the program ended paused
+  int64_t after_step_ns = 100'000;  // the recorded steps after the pause
+  bool collector_paused = true;     // false: a collector that does not know the marks recorded on
+  bool resumed = true;              // false: the program ended paused
 };
 
 // As `record --torch` writes a training loop of 18 steps: hooks removed at step 1; recorded steps timed from step 2;
-// paused at step 6 (steps 6-9 run unrecorded, faster), resumed at step 10 with the figures of 4 steps each way
-// (where it does not resume, the rest of the run is paused).
+// paused at step 6 (steps 6-9 run unrecorded, faster), resumed at step 10, its switch; steps 11-14 timed recorded
+// again, and the figures of 4 steps each time marked at step 15 (where it does not resume, the rest of the run is
+// paused).
 TraceData recorded(const TempDir& dir, const Recording& r) {
   TraceBuilder b(dir.path("t.gpuscope"));
   int64_t t = 1'000'000, timed_from = 0, paused_from = 0;
@@ -39,12 +41,16 @@ TraceData recorded(const TempDir& dir, const Recording& r) {
     if (step == 1) b.mark(std::string(kHooksRemovedMark), t - 100);
     if (step == 2) b.mark(std::string(marks::kRecordedStepsTimed), t - 100), timed_from = t;
     if (step == 6) b.mark(std::string(marks::kRecordingPaused), t - 100), paused_from = t;
-    if (step == 10 && r.resumed) {
-      b.mark(std::string(marks::kRecordingResumed) + " (4 steps: " + std::to_string(paused_from - timed_from) +
-                 " ns recorded, " + std::to_string(4 * r.paused_step_ns) + " ns paused)",
+    if (step == 10 && r.resumed) b.mark(std::string(marks::kRecordingResumed), t - 100);
+    if (step == 15 && r.resumed) {
+      b.mark(std::string(marks::kRecordingCostTimed) + " (4 steps: " + std::to_string(paused_from - timed_from) +
+                 " ns recorded before, " + std::to_string(4 * r.paused_step_ns) + " ns paused, " +
+                 std::to_string(4 * r.after_step_ns) + " ns recorded after)",
              t - 100);
     }
-    const int64_t length = step >= 6 && step < 10 ? r.paused_step_ns : r.recorded_step_ns;
+    const int64_t length = step >= 6 && step < 10 ? r.paused_step_ns
+                           : step >= 10           ? r.after_step_ns
+                                                  : r.recorded_step_ns;
     b.nvtx("Net (forward)", t, t + length / 2);
     if (!in_pause || !r.collector_paused) {
       for (int k = 0; k < r.kernels_per_step; ++k) {
@@ -83,6 +89,7 @@ TEST(PausedSteps, AHostBoundLoopsCostIsTheDifferenceOfItsSteps) {
   const std::optional<PausedStepsCost> cost = pausedStepsCost(trace, 0);
   ASSERT_TRUE(cost);
   EXPECT_EQ(cost->steps, 4);
+  EXPECT_FALSE(cost->drifted);
   EXPECT_EQ(cost->recorded_step_ns, 100'000);
   EXPECT_EQ(cost->paused_step_ns, 60'000);
   EXPECT_EQ(cost->per_step_ns, 40'000);
@@ -101,6 +108,18 @@ TEST(PausedSteps, AGpuBoundLoopKeepsTheMachinesFigure) {
   EXPECT_EQ(cost->per_launch_ns, 250);
   trace.data_quality.push_back({std::nullopt, schema::Severity::kInfo, "recording_cost_per_launch", 2'000, "", {}});
   EXPECT_EQ(recordingCostPerLaunch(trace, 0), 2'000);
+}
+
+// A program whose pace changed meanwhile (the recorded steps after the pause 30 % shorter than before): the paused
+// steps' difference is not recording's, and no cost is read from it.
+TEST(PausedSteps, AProgramWhosePaceDriftedGivesNoCost) {
+  TempDir dir;
+  TraceData trace = recorded(dir, {.after_step_ns = 70'000});
+  const std::optional<PausedStepsCost> cost = pausedStepsCost(trace, 0);
+  ASSERT_TRUE(cost);
+  EXPECT_TRUE(cost->drifted);
+  EXPECT_EQ(cost->per_step_ns, 0);
+  EXPECT_EQ(recordingCostPerLaunch(trace, 0), kRecordingCostPerLaunchNs);
 }
 
 // No figure to trust: a collector that recorded through the pause (its API calls inside it), or a program that ended

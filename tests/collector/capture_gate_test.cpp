@@ -21,7 +21,7 @@ TEST(CaptureGate, NothingAskedIsNoGateAndAlwaysOpen) {
 }
 
 // The program's own pause (the PyTorch bridge's marks) holds recording off whatever the ranges say; only its two
-// marks count, the resume with the figures the bridge appends to it.
+// marks count.
 TEST(CaptureGate, TheProgramsPauseMarksHoldRecordingOff) {
   CaptureGate gate("", 0, 0);
   EXPECT_FALSE(gate.mark("gpuscope: module hooks removed"));
@@ -31,8 +31,10 @@ TEST(CaptureGate, TheProgramsPauseMarksHoldRecordingOff) {
   EXPECT_TRUE(gate.paused());
   EXPECT_TRUE(gate.open());                          // the gate's own ranges and window are another matter
   EXPECT_FALSE(gate.mark(marks::kRecordingPaused));  // paused already
-  EXPECT_TRUE(
-      gate.mark(std::string(marks::kRecordingResumed) + " (8 steps: 41000000 ns recorded, 33000000 ns paused)"));
+  EXPECT_FALSE(gate.mark(std::string(marks::kRecordingCostTimed) + " (5 steps: 1 ns recorded before, 1 ns paused, "
+                                                                   "1 ns recorded after)"));
+  EXPECT_TRUE(gate.paused());
+  EXPECT_TRUE(gate.mark(marks::kRecordingResumed));
   EXPECT_FALSE(gate.paused());
   EXPECT_FALSE(gate.mark(marks::kRecordingResumed));
   EXPECT_TRUE(gate.mark(marks::kRecordingPaused));

@@ -1,6 +1,6 @@
 """Once its module hooks are gone, the bridge times some recorded steps, pauses the recording (an NVTX mark the
-collector switches at) for as many steps, times them, and resumes, with both figures in the resume mark
-(programs/paused_steps.py, real torch on the CPU)."""
+collector switches at) for as many steps, times them, resumes, times as many recorded steps again, and marks the
+three figures (programs/paused_steps.py, real torch on the CPU)."""
 
 import re
 import unittest
@@ -10,7 +10,9 @@ import support
 HOOKS_REMOVED = "gpuscope: module hooks removed"
 TIMED = "gpuscope: recorded steps timed"
 PAUSED = "gpuscope: recording paused"
-RESUMED = re.compile(r"^gpuscope: recording resumed \((\d+) steps: (\d+) ns recorded, (\d+) ns paused\)$")
+RESUMED = "gpuscope: recording resumed"
+COST = re.compile(r"^gpuscope: recording's cost timed \((\d+) steps: (\d+) ns recorded before, (\d+) ns paused, "
+                  r"(\d+) ns recorded after\)$")
 
 
 def run(*args):
@@ -33,19 +35,20 @@ class PausedSteps(unittest.TestCase):
         out, _ = run("3")
         marks = marks_by_step(out["events"])
         # Annotated steps 0-1; hooks removed at step 2 (its switch, timed neither way); steps 3-5 timed recorded;
-        # paused at step 6 (the pause's switch), steps 7-9 timed paused; resumed at step 10.
-        self.assertEqual([m for m in marks[:3]], [(2, HOOKS_REMOVED), (3, TIMED), (6, PAUSED)])
-        self.assertEqual(len(marks), 4)
-        self.assertEqual(marks[3][0], 10)
-        figures = RESUMED.match(marks[3][1])
-        self.assertIsNotNone(figures, marks[3][1])
+        # paused at step 6 (the pause's switch), steps 7-9 timed paused; resumed at step 10 (its switch), steps 11-13
+        # timed recorded again; the figures at step 14.
+        self.assertEqual(marks[:4], [(2, HOOKS_REMOVED), (3, TIMED), (6, PAUSED), (10, RESUMED)])
+        self.assertEqual(len(marks), 5)
+        self.assertEqual(marks[4][0], 14)
+        figures = COST.match(marks[4][1])
+        self.assertIsNotNone(figures, marks[4][1])
         self.assertEqual(int(figures.group(1)), 3)
-        self.assertGreater(int(figures.group(2)), 0)
-        self.assertGreater(int(figures.group(3)), 0)
+        for group in (2, 3, 4):
+            self.assertGreater(int(figures.group(group)), 0)
 
     def test_with_gradient_accumulation_a_step_is_the_optimizers(self):
         out, _ = run("2", "--accumulate", "3")
-        self.assertEqual([step for step, _ in marks_by_step(out["events"])], [2, 3, 5, 8])
+        self.assertEqual([step for step, _ in marks_by_step(out["events"])], [2, 3, 5, 8, 11])
 
     def test_zero_steps_times_nothing(self):
         out, _ = run("0")

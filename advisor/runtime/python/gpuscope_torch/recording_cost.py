@@ -2,16 +2,18 @@
 
 CUPTI's cost per CUDA call differs from one process to the next on one host (2 us a launch between two recordings
 of one loop, docs/benchmarks.md), and a PyTorch process pays more than gpuscope-calibrate's empty launches after
-it. So, once the module hooks are gone, the bridge times a few hook-free steps recorded, then as many with the
-collector's costly record kinds paused (formats/bridge_marks.h: the collector switches them at these marks), and
-puts both figures in the trace; the analyzer takes the difference as what recording added to a step of this
-process (analysis::pausedStepsCost), and leaves the paused steps out of everything else.
+it. So, once the module hooks are gone, the bridge times a few hook-free steps recorded, as many with the
+collector's costly record kinds paused (formats/bridge_marks.h: the collector switches them at these marks), and as
+many recorded again, and puts the three figures in the trace; the analyzer takes the paused steps against the mean
+of the recorded ones around them as what recording added to a step of this process (analysis::pausedStepsCost;
+around them, so that a program whose pace drifts, a loader's second epoch served from its cache, does not read as
+recording's cost), and leaves the paused steps out of everything else.
 
 A step is the analyzer's: from one root module's forward to the next, or, once an optimizer has stepped, from the
 first forward after each optimizer step (gradient accumulation). Each figure is the host's time across the same
-number of steps: in a GPU-bound loop both are the GPU's pace and differ by nothing, in a host-bound one by what
-recording costs the host. The switch's own step is left out of each. GPUSCOPE_TORCH_COST_STEPS (default 6, 0:
-never) is the fewest steps timed each way; more are taken until each side holds 0.2 s, at most 40.
+number of steps: in a GPU-bound loop all are the GPU's pace and differ by nothing, in a host-bound one by what
+recording costs the host. The step of each switch is left out. GPUSCOPE_TORCH_COST_STEPS (default 5, 0: never)
+is the fewest steps timed each time; more are taken until the first recorded ones hold 0.1 s, at most 40.
 """
 
 import atexit
@@ -25,14 +27,15 @@ from . import annotate, warn
 RECORDED_STEPS_TIMED_MARK = "gpuscope: recorded steps timed"
 RECORDING_PAUSED_MARK = "gpuscope: recording paused"
 RECORDING_RESUMED_MARK = "gpuscope: recording resumed"
-_DEFAULT_STEPS = 6
+RECORDING_COST_TIMED_MARK = "gpuscope: recording's cost timed"
+_DEFAULT_STEPS = 5
 _MAX_STEPS = 40
-_MIN_TIMED_NS = 200_000_000
+_MIN_TIMED_NS = 100_000_000
 
 # What happens at each step's start, in order: the first hook-free step is the hooks' switch ("settle"); then the
 # recorded steps are timed; the step in which recording is paused is the pause's switch; then as many paused steps
-# are timed; then recording resumes, for good.
-_SETTLE, _RECORDED, _PAUSE_SETTLE, _PAUSED, _DONE = range(5)
+# are timed; the step in which recording resumes is that switch; then as many recorded steps are timed again.
+_SETTLE, _RECORDED, _PAUSE_SETTLE, _PAUSED, _RESUME_SETTLE, _RECORDED_AFTER, _DONE = range(7)
 _state = {"phase": _SETTLE, "min_steps": _DEFAULT_STEPS, "stepped": False, "optimizer": False, "starts": []}
 
 
@@ -93,14 +96,22 @@ def _step_start(now):
             _state["recorded"] = (len(starts) - 1, starts[-1] - starts[0])
             torch.cuda.nvtx.mark(RECORDING_PAUSED_MARK)
             _state["phase"], _state["starts"] = _PAUSE_SETTLE, []
-    elif phase == _PAUSE_SETTLE:
-        _state["phase"] = _PAUSED
+    elif phase in (_PAUSE_SETTLE, _RESUME_SETTLE):
+        _state["phase"] = phase + 1
         starts.append(now)
     elif phase == _PAUSED:
         starts.append(now)
-        steps = _state["recorded"][0]
+        if len(starts) - 1 >= _state["recorded"][0]:
+            _state["paused"] = starts[-1] - starts[0]
+            _resume()
+            _state["phase"], _state["starts"] = _RESUME_SETTLE, []
+    elif phase == _RECORDED_AFTER:
+        starts.append(now)
+        steps, before = _state["recorded"]
         if len(starts) - 1 >= steps:
-            _resume(f" ({steps} steps: {_state['recorded'][1]} ns recorded, {starts[-1] - starts[0]} ns paused)")
+            after = starts[-1] - starts[0]
+            torch.cuda.nvtx.mark(f"{RECORDING_COST_TIMED_MARK} ({steps} steps: {before} ns recorded before, "
+                                 f"{_state['paused']} ns paused, {after} ns recorded after)")
             _state["phase"] = _DONE
 
 
@@ -109,16 +120,15 @@ def _enough(starts):
     return steps >= _MAX_STEPS or (steps >= _state["min_steps"] and starts[-1] - starts[0] >= _MIN_TIMED_NS)
 
 
-def _resume(figures=""):
+def _resume():
     if _state["phase"] in (_PAUSE_SETTLE, _PAUSED):
-        torch.cuda.nvtx.mark(RECORDING_RESUMED_MARK + figures)
+        torch.cuda.nvtx.mark(RECORDING_RESUMED_MARK)
 
 
 def _resume_at_exit():
-    """A program that ends while paused: recording resumes without figures (the analyzer then has none)."""
+    """A program that ends while paused: recording resumes (the analyzer has no figures then)."""
     try:
-        if _state["phase"] != _DONE:
-            _resume()
-            _state["phase"] = _DONE
+        _resume()
+        _state["phase"] = _DONE
     except Exception:
         pass
