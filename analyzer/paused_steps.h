@@ -18,8 +18,8 @@ struct PausedSteps {
   int64_t recorded_before_ns = 0, paused_ns = 0, recorded_after_ns = 0;  // host time of those steps, each time
 };
 // The recorded steps before and after the pause must agree this closely (the longer over the shorter) for the pause
-// to measure recording's cost: a program whose own pace changed meanwhile (a loader's second epoch served from its
-// cache ran 34 ms a step against 49 before, tv_loader_main_thread on an H200) says nothing of it.
+// to measure recording's cost: a program whose own pace changed meanwhile says nothing of it (tv_loader_main_thread's
+// steps fell from 48-58 ms to 31-34 during a pause on an H200, and stayed there recorded after it).
 inline constexpr double kRecordedStepsAgree = 1.2;
 
 // One process's (index into trace.sessions) paused steps; none where it never paused.

@@ -6,8 +6,7 @@ it. So, once the module hooks are gone, the bridge times a few hook-free steps r
 collector's costly record kinds paused (formats/bridge_marks.h: the collector switches them at these marks), and as
 many recorded again, and puts the three figures in the trace; the analyzer takes the paused steps against the mean
 of the recorded ones around them as what recording added to a step of this process (analysis::pausedStepsCost;
-around them, so that a program whose pace drifts, a loader's second epoch served from its cache, does not read as
-recording's cost), and leaves the paused steps out of everything else.
+around them, so that a program whose own pace drifts does not read as recording's cost), and leaves the paused steps out of everything else.
 
 A step is the analyzer's: from one root module's forward to the next, or, once an optimizer has stepped, from the
 first forward after each optimizer step (gradient accumulation). Each figure is the host's time across the same
