@@ -252,6 +252,7 @@ Report iterationsReport(const analysis::Iterations& it) {
            title,
            {{"index", "#", Unit::kCount},
             {"warmup", "Warm-up", Unit::kText},
+            {"recorded", "Recorded", Unit::kText},
             {"duration_ns", "Duration", Unit::kNanoseconds},
             {"kernels", "Kernels", Unit::kCount},
             {"kernel_time_ns", "Kernel time", Unit::kNanoseconds},
@@ -260,8 +261,9 @@ Report iterationsReport(const analysis::Iterations& it) {
            {}};
   for (size_t i = 0; i < it.list.size(); ++i) {
     const auto& x = it.list[i];
-    r.rows.push_back({static_cast<int64_t>(i), std::string(x.warmup ? "yes" : "no"), x.durationNs(), x.kernels,
-                      x.kernel_time_ns, x.gpu_end_ns - x.gpu_start_ns, x.start_ns});
+    r.rows.push_back({static_cast<int64_t>(i), std::string(x.warmup ? "yes" : "no"),
+                      std::string(x.unrecorded ? "paused" : "yes"), x.durationNs(), x.kernels, x.kernel_time_ns,
+                      x.gpu_end_ns - x.gpu_start_ns, x.start_ns});
   }
   return r;
 }

@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "formats/bridge_marks.h"
 #include "tests/support/sample_trace.h"
+#include "tests/support/trace_builder.h"
 
 namespace gpuscope {
 namespace {
@@ -27,6 +29,39 @@ CliRun gpuscope(const std::vector<std::string>& args) {
 }
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+// The steps `record --torch`'s bridge ran with the recording paused are listed as such: no kernels of theirs are in the
+// trace, and they are in no step figure.
+TEST(Cli, TheIterationsReportNamesThePausedSteps) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int step = 0; step < 10; ++step) {
+    if (step == 1) b.mark("gpuscope: module hooks removed", t - 100);
+    if (step == 4) b.mark(std::string(marks::kRecordingPaused), t - 100);
+    if (step == 6) b.mark(std::string(marks::kRecordingResumed), t - 100);
+    b.nvtx("Net (forward)", t, t + 40'000);
+    if (step < 4 || step >= 6) b.kernel("k", t + 2'000, t + 9'000);
+    b.nvtx("optimizer.step (SGD)", t + 60'000, t + 70'000);
+    t += 100'000;
+  }
+  ASSERT_TRUE(b.finish());
+  const CliRun r = gpuscope({"stats", "--report", "iterations", "--format", "csv", dir.path("t.gpuscope")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream rows(r.out);
+  std::string row;
+  std::vector<std::string> recorded;
+  while (std::getline(rows, row)) {
+    if (row.empty() || !std::isdigit(static_cast<unsigned char>(row[0]))) continue;  // the header
+    std::istringstream cells(row);
+    std::vector<std::string> cell(3);
+    for (std::string& c : cell) std::getline(cells, c, ',');
+    recorded.push_back(cell[2]);  // index, warm-up, recorded, ...
+  }
+  EXPECT_EQ(recorded,
+            (std::vector<std::string>{"yes", "yes", "yes", "yes", "paused", "paused", "yes", "yes", "yes", "yes"}))
+      << r.out;
+}
 
 TEST(Cli, VersionAndHelp) {
   CliRun v = gpuscope({"--version"});
