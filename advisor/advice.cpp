@@ -122,13 +122,29 @@ int64_t otherRanksOwnWork(const Context& c) {
   return most;
 }
 
-// In a job, what this rank waits inside its collectives per step for another rank's own host work: that rank's
-// pace, which the host's forecast carries (otherRanksOwnWork), not GPU time of this rank's that the fixes leave.
-// Counted in both, a plan for a job with a rank 20 ms late was forecast at 43.1 ms a step where it ran at 30.9
-// (bench/corpus/ddp_gpt2_late_rank, 2 x H100, 2026-11-28): its NCCL kernels spun 34.7 ms a step waiting.
-int64_t waitForOthersWork(const Context& c) {
+// In a job, what this rank waits alone inside its collectives per step for the other ranks that the changes take
+// away: none of it is GPU work of its own. Waiting for another rank's own extra work (a sleep, its metrics) goes
+// whole: the host's forecast carries that work (otherRanksOwnWork). The rest is the ranks' pace, their hosts
+// issuing the same calls one behind the other, and the fixes, made on every rank alike, shorten it as much as
+// they shorten this host's work. What the other ranks' extra GPU work explains stays. Counted in both forecasts,
+// a rank 20 ms late made a plan's forecast 43.1 ms a step where it ran at 30.9 (bench/corpus/ddp_gpt2_late_rank,
+// 2 x H100, 2026-11-28); kept whole, a host-bound XLM-R job's rank 0, which waited 32.1 ms a step for rank 1 (the
+// same CUDA calls, its host behind), was forecast at 42.1 ms a step under CUDA graphs by its communication
+// kernels' spinning, where it ran at 26.8 (bench/corpus/ddp_xlmr_classify, 2 x H200, 2026-11-29).
+int64_t waitTakenAway(const Context& c, const HostChanges& changes) {
   const analysis::RankStep* self = c.ownRank();
-  return self ? std::min(self->wait_ns, otherRanksOwnWork(c)) : 0;
+  if (!self) return 0;
+  const auto gpuWork = [](const analysis::RankStep& r) { return r.compute_ns + r.comm_overlapped_ns + r.copy_ns; };
+  int64_t more = 0;
+  for (const analysis::RankStep& r : c.job.ranks) more = std::max(more, gpuWork(r) - gpuWork(*self));
+  // Waiting beside its own compute costs the step nothing: only the communication alone is the step's.
+  const int64_t alone = std::max<int64_t>(0, std::min(self->wait_ns, self->comm_alone_ns) - more);
+  const int64_t own_work = std::min(alone, otherRanksOwnWork(c));
+  const int64_t today = hostStepAfter(c, HostChanges{});
+  if (today <= 0) return own_work;
+  const double shorter =
+      1.0 - std::clamp(static_cast<double>(hostStepAfter(c, changes)) / static_cast<double>(today), 0.0, 1.0);
+  return own_work + std::llround(shorter * static_cast<double>(alone - own_work));
 }
 
 // The host's work after the changes, never more than today's step would allow: the host's work is averaged
@@ -148,14 +164,14 @@ int64_t hostAfter(const Context& c, const HostChanges& changes) {
 // gains add up, since the fixes act on different kernels or gaps, but never to more than the pool holds.
 // CUDA graphs also shorten the gaps between kernels that were queued. Time a fix costs (recomputation) runs
 // kernels as the other fixes leave them, so it shrinks with them. The host's work after the fixes is
-// forecast beside it: the step takes the longer of the two. A job's wait for another rank's own work is in the
-// host's forecast, not here.
+// forecast beside it: the step takes the longer of the two. In a job, the wait for the other ranks that the fixes
+// take away comes off (waitTakenAway); another rank's own work is in the host's forecast.
 StepForecast forecast(const Context& c, const std::vector<const Finding*>& findings) {
-  const double waiting = static_cast<double>(waitForOthersWork(c));  // inside the collectives' busy time
+  const HostChanges changes = hostChanges(c, findings);
+  const double waiting = static_cast<double>(waitTakenAway(c, changes));  // inside the collectives' busy time
   const double step = std::max(0.0, static_cast<double>(c.step.time_ns) - waiting);
   const double busy = std::clamp(static_cast<double>(c.perTimedStep(c.timeline.busy_ns)) - waiting, 0.0, step);
   double busy_saved = 0, idle_saved = 0, extra = 0;
-  const HostChanges changes = hostChanges(c, findings);
   // The gaps between a chain's kernels are launch-bound gaps: with CUDA graphs they are counted there.
   const bool graphs = changes.graphs;
   for (const Finding* f : findings) {

@@ -129,6 +129,30 @@ TEST(HostWork, DdpModelsKeepWorkPerParameterUnderGraphs) {
   EXPECT_LT(hostStepAfter(c, fused), hostStepAfter(c, HostChanges{}));
 }
 
+// The same job as analysed on rank 0, which waits 12.6 ms a step in its all-reduces for rank 1: 2.2 ms of that for
+// rank 1's own code, the rest for its host, a step behind over the same CUDA calls. CUDA graphs on both ranks
+// shorten both hosts' work, and rank 0's wait for rank 1's pace with it: the forecast takes more off the step than
+// the graphs' idle time and rank 1's own code. With no fix, only the wait for rank 1's own code comes off.
+TEST(HostWork, AWaitForAnotherRanksPaceShrinksWithTheHostsWork) {
+  Result<analysis::TraceData> trace = analysis::loadTrace(GPUSCOPE_MULTIRANK_TRACE);
+  ASSERT_TRUE(trace);
+  const Context c = buildContext(*trace);
+  const analysis::RankStep* self = c.ownRank();
+  ASSERT_TRUE(self);
+  EXPECT_GT(self->wait_ns, 12'000'000);
+  int64_t own_code = 0;  // rank 1's own code beyond rank 0's
+  for (const analysis::RankStep& r : c.job.ranks) own_code = std::max(own_code, r.away_ns - self->away_ns);
+  EXPECT_GT(own_code, 2'000'000);
+  EXPECT_LT(own_code, self->comm_alone_ns);
+  const Advice a = advise(c);
+  const Finding* launch_bound = a.find("launch_bound");
+  ASSERT_TRUE(launch_bound);
+  EXPECT_GE(predictOutcome(c, {}).step_time_ns, c.step.time_ns - own_code);  // no fix: only the wait for it goes
+  const int64_t graphs = predictOutcome(c, {launch_bound}).step_time_ns;
+  EXPECT_LT(graphs, c.step.time_ns - launch_bound->gain.idle_ns - own_code - 1'000'000);
+  EXPECT_GT(graphs, hostStepAfter(c, HostChanges{.graphs = true, .compiled = true}));
+}
+
 // A CuPy program whose five 64 MiB NumPy channels go to the GPU with cp.asarray (bench/corpus/cupy_pageable_h2d):
 // CuPy copies each into a pinned staging buffer on the host before its pinned copy, so the host's own work fills
 // the step. That staging is pageable_copies' (arrays made pinned take it away), not the input pipeline's, and its
