@@ -450,9 +450,9 @@ std::string recordingCostBasis(const Context& c) {
                                               "plain and recorded (gpuscope-calibrate)"
                                             : "an H100 host's figure (tests/bench/launch_cost.cu): this trace holds no "
                                               "measure of its own";
+  // The process's own figure is taken where it is more than the machine's (analysis::recordingCostPerLaunch).
   const std::optional<analysis::PausedStepsCost> own = analysis::pausedStepsCost(c.trace, c.session);
-  if (!own) return machine_basis;
-  if (own->per_launch_ns < analysis::recordingCostPerLaunch(c.trace, c.session)) return machine_basis;
+  if (!own || own->per_launch_ns < machine.value_or(analysis::kRecordingCostPerLaunchNs)) return machine_basis;
   return "measured in this process, at least: " + std::to_string(own->steps) + " steps ran " +
          analysis::formatDuration(own->recorded_step_ns) + " a step recorded and " +
          analysis::formatDuration(own->paused_step_ns) +
@@ -474,11 +474,11 @@ std::vector<std::string> notesOn(const Context& c) {
         "fragmentation, preallocation, churn, out-of-memory risk) read the allocations themselves");
   }
   if (const int64_t idle = c.perTimedStep(c.timeline.idle.recording_ns); idle > 0 || c.host.recording_ns > 0) {
-    notes.push_back(
-        "recording added about " + analysis::formatDuration(analysis::recordingCostPerLaunch(c.trace, c.session)) +
-        " of host time to each kernel launch (" + recordingCostBasis(c) +
-        "); the figures below are corrected for it: " + analysis::formatDuration(idle) + " of launch-bound idle and " +
-        analysis::formatDuration(c.host.recording_ns) + " of host work " + perStepWords(c) + " taken off");
+    notes.push_back("recording added about " + analysis::formatDuration(c.recording_cost_per_launch_ns) +
+                    " of host time to each kernel launch (" + recordingCostBasis(c) +
+                    "); the figures below are corrected for it: " + analysis::formatDuration(idle) +
+                    " of launch-bound idle and " + analysis::formatDuration(c.host.recording_ns) + " of host work " +
+                    perStepWords(c) + " taken off");
   }
   if (const analysis::Interval& w = c.iterations.as_written; w.end > w.start) {
     notes.push_back("gpuscope apply's timing check ran the model as the script wrote it for " +

@@ -106,6 +106,9 @@ struct Context {
   // Of `session`: XLA's annotated compiles (analysis::annotatedCompiles). What its autotuner copies, allocates
   // and synchronises inside them is the compiler's, none of the program's steps.
   std::vector<analysis::Interval> compiler_work;
+  // Of `session`: what recording added to each kernel launch (analysis::recordingCostPerLaunch), read once: with
+  // paused steps it scans the process's marks, calls and kernels.
+  int64_t recording_cost_per_launch_ns = 0;
   // No optimizer range in a step that has a backward (an update the script writes itself, not torch.optim):
   // its optimizer phases are the stretches from each backward's end to the next forward's start.
   bool optimizer_inferred = false;

@@ -78,9 +78,9 @@ std::vector<Interval> forwardRanges(const Context& c) {
 }
 
 // The collector's own cost per launch is in every recorded launch call: the program alone issues its step that
-// much faster (analysis::recordingCostPerLaunch).
+// much faster (Context::recording_cost_per_launch_ns).
 void takeOffRecordingCost(const Context& c, HostWork& h) {
-  const int64_t per_launch = analysis::recordingCostPerLaunch(c.trace, c.session);
+  const int64_t per_launch = c.recording_cost_per_launch_ns;
   if (per_launch == 0) return;
   h.recording_ns = std::min(h.step_ns, per_launch * c.perTimedStep(c.timeline.kernels));
   h.step_ns -= h.recording_ns;

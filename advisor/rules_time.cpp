@@ -727,7 +727,7 @@ struct CollectiveLoops {
 CollectiveLoops collectiveLoops(const Context& c) {
   const auto& k = c.trace.kernels;
   const auto& api = c.trace.api_calls;
-  const int64_t per_launch = analysis::recordingCostPerLaunch(c.trace, c.session);
+  const int64_t per_launch = c.recording_cost_per_launch_ns;
   CollectiveLoops out;
   int64_t first = -1, last = 0, collectives = 0, launches = 0;
   const auto close = [&] {

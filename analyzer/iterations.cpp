@@ -132,8 +132,9 @@ std::vector<BridgeMarks> bridgeMarks(const TraceData& t) {
     if (name == kApplyCheckDoneMark && m.checked < 0) m.checked = t.nvtx.start_ns[r];
     if (name == kApplyAsWrittenMark && m.written < 0) m.written = t.nvtx.start_ns[r];
   }
+  const std::vector<std::optional<PausedSteps>> paused = pausedStepsOfEach(t);
   for (size_t s = 0; s < marks.size(); ++s) {
-    if (const std::optional<PausedSteps> p = pausedSteps(t, static_cast<int32_t>(s))) marks[s].paused = p->paused;
+    if (paused[s]) marks[s].paused = paused[s]->paused;
   }
   return marks;
 }

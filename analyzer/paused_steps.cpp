@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "formats/bridge_marks.h"
 
@@ -33,6 +34,7 @@ bool readFigures(const std::string& mark, PausedSteps& p) {
 bool callsInside(const TraceData& t, int32_t session, const Interval& paused) {
   const ApiTable& api = t.api_calls;
   for (size_t i = 0; i < api.size(); ++i) {
+    // Not the calls at the marks' own instants (the bridge's last recorded call, the first on resuming).
     if (api.session[i] == session && api.start_ns[i] > paused.start && api.start_ns[i] < paused.end) return true;
   }
   return false;
@@ -50,30 +52,53 @@ int64_t kernelsLaunchedIn(const TraceData& t, int32_t session, const Interval& w
   return launched;
 }
 
-}  // namespace
-
-std::optional<PausedSteps> pausedSteps(const TraceData& t, int32_t session) {
-  PausedSteps p;
+// The first of each of the bridge's marks in one process, as its NVTX marks are read.
+struct PauseMarks {
   int64_t timed = -1, paused = -1, resumed = -1;
   std::string figures;
-  for (size_t r = 0; r < t.nvtx.size(); ++r) {
-    if (t.nvtx.session[r] != session || t.nvtx.kind[r] != schema::NvtxKind::kMark) continue;
-    const std::string& name = t.text(t.nvtx.name[r]);
-    const int64_t at = t.nvtx.start_ns[r];
+
+  void see(const std::string& name, int64_t at) {
     if (name == marks::kRecordedStepsTimed && timed < 0) timed = at;
     if (name == marks::kRecordingPaused && paused < 0) paused = at;
+    // The bridge before 77db17a put its figures in the resume mark: its traces still read.
     if (name.starts_with(marks::kRecordingResumed) && paused >= 0 && resumed < 0) resumed = at;
     if (name.starts_with(marks::kRecordingCostTimed) && figures.empty()) figures = name;
   }
-  if (paused < 0) return std::nullopt;
-  if (resumed < 0) {  // the process ended paused
+};
+
+std::optional<PausedSteps> stepsOf(const TraceData& t, int32_t session, PauseMarks m) {
+  if (m.paused < 0) return std::nullopt;
+  if (m.resumed < 0) {  // the process ended paused
     const auto& end = t.sessions[static_cast<size_t>(session)].end_ns;
-    resumed = end ? std::max(paused, *end) : paused;
+    m.resumed = end ? std::max(m.paused, *end) : m.paused;
   }
-  p.paused = {paused, resumed};
-  p.recorded = {timed >= 0 && timed < paused ? timed : paused, paused};
-  if (!readFigures(figures, p)) p.steps = 0;
+  PausedSteps p;
+  p.paused = {m.paused, m.resumed};
+  p.recorded = {m.timed >= 0 && m.timed < m.paused ? m.timed : m.paused, m.paused};
+  if (!readFigures(m.figures, p)) p.steps = 0;
   return p;
+}
+
+}  // namespace
+
+std::optional<PausedSteps> pausedSteps(const TraceData& t, int32_t session) {
+  PauseMarks m;
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    if (t.nvtx.session[r] == session && t.nvtx.kind[r] == schema::NvtxKind::kMark)
+      m.see(t.text(t.nvtx.name[r]), t.nvtx.start_ns[r]);
+  }
+  return stepsOf(t, session, std::move(m));
+}
+
+std::vector<std::optional<PausedSteps>> pausedStepsOfEach(const TraceData& t) {
+  std::vector<PauseMarks> m(t.sessions.size());
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    const auto s = static_cast<size_t>(t.nvtx.session[r]);
+    if (s < m.size() && t.nvtx.kind[r] == schema::NvtxKind::kMark) m[s].see(t.text(t.nvtx.name[r]), t.nvtx.start_ns[r]);
+  }
+  std::vector<std::optional<PausedSteps>> out;
+  for (size_t s = 0; s < m.size(); ++s) out.push_back(stepsOf(t, static_cast<int32_t>(s), std::move(m[s])));
+  return out;
 }
 
 std::optional<PausedStepsCost> pausedStepsCost(const TraceData& t, int32_t session) {

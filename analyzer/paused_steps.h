@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "analyzer/intervals.h"
 #include "analyzer/trace_data.h"
@@ -24,6 +25,8 @@ inline constexpr double kRecordedStepsAgree = 1.2;
 
 // One process's (index into trace.sessions) paused steps; none where it never paused.
 std::optional<PausedSteps> pausedSteps(const TraceData& trace, int32_t session);
+// Every process's, by index into trace.sessions, in one pass over the NVTX rows.
+std::vector<std::optional<PausedSteps>> pausedStepsOfEach(const TraceData& trace);
 
 // What recording cost a process at least, from its paused steps: where the host set the steps' pace, the
 // difference of the two figures, less what CUPTI keeps costing with its records off; where the GPU did, both are its
