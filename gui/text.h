@@ -22,6 +22,7 @@ inline QString stepText(const analysis::Iterations& iterations, size_t index) {
   const analysis::Iteration& it = iterations.list[index];
   QString text = QString("step %1").arg(index);
   if (it.warmup) return text + " · warm-up";
+  if (it.unrecorded) return text + " · recording paused";
   if (iterations.hooks_removed_ns < 0) return text;
   return text + (it.hook_free ? " · hook-free" : " · module ranges");
 }

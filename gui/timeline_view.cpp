@@ -105,7 +105,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
   QPainter p(viewport());
   p.fillRect(viewport()->rect(), palette().base());
   if (!snapshot_) return;
-  paintIterations(p);  // under the boxes
+  paintPaused(p);  // under the boxes
+  paintIterations(p);
   int top = kRulerHeight - verticalScrollBar()->value();
   for (const Counter& c : counters_) {
     if (top + kCounterHeight >= kRulerHeight) paintCounter(p, c, top);
@@ -156,6 +157,23 @@ void TimelineView::paintIterations(QPainter& p) const {
     p.fillRect(static_cast<int>(x), kRulerHeight, 1, viewport()->height() - kRulerHeight, line);
     last = x;
   }
+}
+
+// Where the PyTorch bridge paused the recording to time steps unrecorded (the process's kernels, copies and calls
+// are not in the trace there): a shaded band, said at its foot, so that nobody reads the gap as the GPU idle.
+void TimelineView::paintPaused(QPainter& p) const {
+  const analysis::Interval& paused = snapshot_->iterations.paused;
+  if (paused.end <= paused.start || paused.end < axis_.viewStart() || paused.start > axis_.viewEnd()) return;
+  const double x0 = std::max<double>(kTitleWidth, kTitleWidth + axis_.xOf(paused.start));
+  const double x1 = std::min<double>(viewport()->width(), kTitleWidth + axis_.xOf(paused.end));
+  const QRectF band(x0, kRulerHeight, std::max(1.0, x1 - x0), viewport()->height() - kRulerHeight);
+  p.fillRect(band, kPausedShade);
+  const QRectF text = band.adjusted(4, 0, -4, -4);
+  if (text.width() < 40) return;  // too narrow to say anything readable: the step labels say "recording paused"
+  p.setPen(palette().placeholderText().color());
+  p.drawText(text, Qt::AlignBottom | Qt::AlignLeft,
+             p.fontMetrics().elidedText("recording paused: gpuscope's PyTorch bridge timed these steps unrecorded",
+                                        Qt::ElideRight, static_cast<int>(text.width())));
 }
 
 // "step N" (with what kind of step it is) in the ruler's lower row at each iteration's start, where there is room.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <QAbstractScrollArea>
+#include <QColor>
 #include <memory>
 #include <optional>
 
@@ -20,6 +21,8 @@ class TimelineView : public QAbstractScrollArea {
 
  public:
   static constexpr int kTitleWidth = 260, kLaneHeight = 16, kRulerHeight = 36, kTrackGap = 6, kCounterHeight = 40;
+  // Where the PyTorch bridge paused the recording. Opaque: blending a translucent colour is the slow path.
+  static inline const QColor kPausedShade{0xe8, 0xe4, 0xf4};
 
   explicit TimelineView(QWidget* parent = nullptr);
   void setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);
@@ -60,6 +63,7 @@ class TimelineView : public QAbstractScrollArea {
   int contentHeight() const;
   void paintRuler(QPainter& p) const;
   void paintIterations(QPainter& p) const;
+  void paintPaused(QPainter& p) const;
   void paintIterationLabels(QPainter& p) const;
   void paintCounter(QPainter& p, const Counter& c, int top) const;
   int tracksTop() const;  // where the first track starts, scrolled

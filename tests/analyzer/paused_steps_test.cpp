@@ -18,51 +18,12 @@ namespace gpuscope::analysis {
 namespace {
 
 using testing::TempDir;
-using testing::TraceBuilder;
 
-struct Recording {
-  int kernels_per_step = 4;
-  int64_t kernel_ns = 7'000;
-  int64_t recorded_step_ns = 100'000, paused_step_ns = 60'000;
-  int64_t after_step_ns = 100'000;  // the recorded steps after the pause
-  bool collector_paused = true;     // false: a collector that does not know the marks recorded on
-  bool resumed = true;              // false: the program ended paused
-};
+using Recording = testing::PausedRecording;
 
-// As `record --torch` writes a training loop of 18 steps: hooks removed at step 1; recorded steps timed from step 2;
-// paused at step 6 (steps 6-9 run unrecorded, faster), resumed at step 10, its switch; steps 11-14 timed recorded
-// again, and the figures of 4 steps each time marked at step 15 (where it does not resume, the rest of the run is
-// paused).
+// testing::buildPausedRecording's trace, as the collector records it.
 TraceData recorded(const TempDir& dir, const Recording& r) {
-  TraceBuilder b(dir.path("t.gpuscope"));
-  int64_t t = 1'000'000, timed_from = 0, paused_from = 0;
-  for (int step = 0; step < 18; ++step) {
-    const bool in_pause = step >= 6 && (step < 10 || !r.resumed);
-    if (step == 1) b.mark(std::string(kHooksRemovedMark), t - 100);
-    if (step == 2) b.mark(std::string(marks::kRecordedStepsTimed), t - 100), timed_from = t;
-    if (step == 6) b.mark(std::string(marks::kRecordingPaused), t - 100), paused_from = t;
-    if (step == 10 && r.resumed) b.mark(std::string(marks::kRecordingResumed), t - 100);
-    if (step == 15 && r.resumed) {
-      b.mark(std::string(marks::kRecordingCostTimed) + " (4 steps: " + std::to_string(paused_from - timed_from) +
-                 " ns recorded before, " + std::to_string(4 * r.paused_step_ns) + " ns paused, " +
-                 std::to_string(4 * r.after_step_ns) + " ns recorded after)",
-             t - 100);
-    }
-    const int64_t length = step >= 6 && step < 10 ? r.paused_step_ns
-                           : step >= 10           ? r.after_step_ns
-                                                  : r.recorded_step_ns;
-    b.nvtx("Net (forward)", t, t + length / 2);
-    if (!in_pause || !r.collector_paused) {
-      for (int k = 0; k < r.kernels_per_step; ++k) {
-        const int64_t at = t + 2'000 + k * r.kernel_ns;  // one after another
-        b.kernel("k", at, at + r.kernel_ns);
-      }
-    }
-    b.nvtx("optimizer.step (SGD)", t + length * 6 / 10, t + length * 7 / 10);
-    t += length;
-  }
-  EXPECT_TRUE(b.finish());
-  TraceData trace = loadForTest(dir.path("t.gpuscope"));
+  TraceData trace = loadForTest(testing::buildPausedRecording(dir.dir(), r));
   trace.sessions[0].cupti_version = 130000;  // recorded by the collector, whose cost is in its timings
   return trace;
 }

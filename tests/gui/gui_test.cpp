@@ -32,6 +32,7 @@
 #include "gui/timeline_details.h"
 #include "gui/timeline_lanes.h"
 #include "gui/timeline_view.h"
+#include "tests/support/trace_builder.h"
 
 namespace gpuscope::gui {
 
@@ -215,6 +216,31 @@ class GuiTest : public QObject {
     it.list[3].hook_free = true;
     QCOMPARE(stepText(it, 2), QString("step 2 · module ranges"));
     QCOMPARE(stepText(it, 3), QString("step 3 · hook-free"));
+  }
+
+  // A recording the PyTorch bridge paused for four steps (testing::buildPausedRecording): their labels say so, and
+  // the timeline shades where they ran, their kernels missing, so that the gap does not read as the GPU idle.
+  void pausedStepsAreMarkedOnTheTimeline() {
+    QTemporaryDir dir;
+    Result<std::shared_ptr<const TraceSnapshot>> s =
+        analyseTrace(testing::buildPausedRecording(dir.path().toStdString(), {}));
+    QVERIFY(s);
+    const analysis::Iterations& it = (*s)->iterations;
+    QVERIFY(it.paused.end > it.paused.start);
+    QCOMPARE(stepText(it, 7), QString("step 7 · recording paused"));
+    QCOMPARE(stepText(it, 12), QString("step 12 · hook-free"));
+    TimelineView view;
+    showIn(view, *s);
+    const QImage image = view.viewport()->grab().toImage();
+    const int y = image.height() - 2;  // below the tracks
+    const auto at = [&](int64_t t) { return image.pixelColor(TimelineView::kTitleWidth + view.axis().xOf(t), y); };
+    QCOMPARE(at(it.paused.start + it.paused.length() / 8), TimelineView::kPausedShade);        // between step lines
+    QVERIFY(at((it.list[3].start_ns + it.list[3].end_ns) / 2) != TimelineView::kPausedShade);  // recorded
+    TimelineView plain;  // a recording never paused: no shade anywhere
+    showIn(plain, snapshotOf("pytorch_resnet_step.gpuscope"));
+    const QImage whole = plain.viewport()->grab().toImage();
+    for (int x = 0; x < whole.width(); ++x)
+      QVERIFY(whole.pixelColor(x, whole.height() - 2) != TimelineView::kPausedShade);
   }
 
   void timeAxisZoomsAroundTheAnchor_data() {

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "analyzer/phases.h"
+#include "formats/bridge_marks.h"
 #include "formats/trace_merge.h"
 
 namespace gpuscope::testing {
@@ -191,6 +194,39 @@ std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& 
   const std::string merged = (dir / "job.gpuscope").string();
   if (Status s = mergeTraces(traces, merged, {}); !s) throw std::runtime_error(s.message());
   return merged;
+}
+
+std::string buildPausedRecording(const std::filesystem::path& dir, const PausedRecording& r) {
+  const std::string path = (dir / "t.gpuscope").string();
+  TraceBuilder b(path);
+  int64_t t = 1'000'000, timed_from = 0, paused_from = 0;
+  for (int step = 0; step < 18; ++step) {
+    const bool in_pause = step >= 6 && (step < 10 || !r.resumed);
+    if (step == 1) b.mark(std::string(analysis::kHooksRemovedMark), t - 100);
+    if (step == 2) b.mark(std::string(marks::kRecordedStepsTimed), t - 100), timed_from = t;
+    if (step == 6) b.mark(std::string(marks::kRecordingPaused), t - 100), paused_from = t;
+    if (step == 10 && r.resumed) b.mark(std::string(marks::kRecordingResumed), t - 100);
+    if (step == 15 && r.resumed) {
+      b.mark(std::string(marks::kRecordingCostTimed) + " (4 steps: " + std::to_string(paused_from - timed_from) +
+                 " ns recorded before, " + std::to_string(4 * r.paused_step_ns) + " ns paused, " +
+                 std::to_string(4 * r.after_step_ns) + " ns recorded after)",
+             t - 100);
+    }
+    const int64_t length = step >= 6 && step < 10 ? r.paused_step_ns
+                           : step >= 10           ? r.after_step_ns
+                                                  : r.recorded_step_ns;
+    b.nvtx("Net (forward)", t, t + length / 2);
+    if (!in_pause || !r.collector_paused) {
+      for (int k = 0; k < r.kernels_per_step; ++k) {
+        const int64_t at = t + 2'000 + k * r.kernel_ns;  // one after another
+        b.kernel("k", at, at + r.kernel_ns);
+      }
+    }
+    b.nvtx("optimizer.step (SGD)", t + length * 6 / 10, t + length * 7 / 10);
+    t += length;
+  }
+  if (Status s = b.finish(); !s) throw std::runtime_error(s.message());
+  return path;
 }
 
 }  // namespace gpuscope::testing

@@ -77,4 +77,18 @@ struct TwoRankJob {
 };
 std::string buildTwoRankJob(const std::filesystem::path& dir, const TwoRankJob& job);
 
+// As `record --torch` writes a training loop of 18 steps with the bridge's paused steps (formats/bridge_marks.h):
+// hooks removed at step 1; recorded steps timed from step 2; paused at step 6 (steps 6-9 run unrecorded, faster),
+// resumed at step 10, its switch; steps 11-14 timed recorded again, and the figures of 4 steps each time marked at
+// step 15 (where it does not resume, the rest of the run is paused). Written to `dir`/t.gpuscope.
+struct PausedRecording {
+  int kernels_per_step = 4;
+  int64_t kernel_ns = 7'000;
+  int64_t recorded_step_ns = 100'000, paused_step_ns = 60'000;
+  int64_t after_step_ns = 100'000;  // the recorded steps after the pause
+  bool collector_paused = true;     // false: a collector that does not know the marks recorded on
+  bool resumed = true;              // false: the program ended paused
+};
+std::string buildPausedRecording(const std::filesystem::path& dir, const PausedRecording& r);
+
 }  // namespace gpuscope::testing
