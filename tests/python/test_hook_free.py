@@ -112,6 +112,40 @@ class WeightsUpdatedByHand(unittest.TestCase):
         self.assertEqual(result.stdout, plain.stdout)
 
 
+class ShardedByFsdp(unittest.TestCase):
+    """FSDP1 with use_orig_params (Accelerate's and the Trainer's FSDP): in the forward a parameter is a view of its
+    flat parameter, on which no accumulation hook can go. The bridge's first such hook stopped its annotation with an
+    error, and its hooks stayed on, doing nothing, for the whole run (a Llama job recorded 79.5 ms a step against
+    44-51 plain, 2 x H200, 2026-11-29)."""
+
+    def test_annotated_steps_then_hook_free_as_unsharded(self):
+        out, result = run("2", "--fsdp")
+        self.assertEqual(support.bridge_lines(result.stderr), [])
+        steps = split(out["events"], "step")
+        marks = [n for n, events in steps.items() for e in events if e == ["nvtx mark", MARK]]
+        self.assertEqual(marks, [2])
+        ranges = [e[1] for e in nvtx_calls(steps[1]) if e[0] == "push"]
+        self.assertIn("FullyShardedDataParallel (forward)", ranges)
+        self.assertTrue(any(r.startswith("FullyShardedDataParallel._fsdp_wrapped_module.") for r in ranges), ranges)
+        _, plain = run("2", "--fsdp", "--no-bridge")
+        self.assertEqual(result.stdout, plain.stdout)
+
+
+class AfterAnError(unittest.TestCase):
+    """An error in the bridge's hooks stops its annotation; its module hooks go then, so that the program does not
+    pay for them, doing nothing, for the rest of its run."""
+
+    def test_the_module_hooks_go(self):
+        out, result = run("5", "--fail-on", "Net.blocks.1 (forward)")
+        lines = support.bridge_lines(result.stderr)
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertIn("module annotation stopped after an error", lines[0])
+        self.assertGreater(out["hooks"]["start"], 0)
+        self.assertEqual(out["hooks"]["after training"], 0)
+        _, plain = run("5", "--no-bridge")
+        self.assertEqual(result.stdout, plain.stdout)
+
+
 class CompiledModel(unittest.TestCase):
     """A model the script compiled: the compiler would trace the module hooks in and guard on them, so they go at
     its first call, before it compiles; removed later, they would make it compile again inside the timed steps."""

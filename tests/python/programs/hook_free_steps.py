@@ -7,13 +7,17 @@ Marks in the events: ["mark", "step", N] before each training step's forward, ["
 each inference call.
 
 Usage: hook_free_steps.py OUT STEPS [--no-bridge] [--inference-only] [--accumulate N] [--compiled] [--by-hand]
+                          [--fsdp] [--fail-on NAME]
 (--accumulate: N forwards and backwards per optimizer step, as gradient accumulation does; --compiled: the model
 run through torch.compile (its eager backend: dynamo traces and guards as ever, with no code generated), and the
-frames dynamo compiled written too; --by-hand: no optimizer, the weights updated by a loop written out)
+frames dynamo compiled written too; --by-hand: no optimizer, the weights updated by a loop written out; --fsdp:
+the model wrapped in FullyShardedDataParallel with use_orig_params, as Accelerate and the Trainer wrap theirs, on
+one rank over gloo; --fail-on: the NVTX spy raises at that range's push, standing for a bug in the bridge)
 """
 
 import argparse
 import json
+import os
 
 import torch
 from torch.nn.modules import module as nn_module
@@ -35,6 +39,8 @@ def main():
     parser.add_argument("--accumulate", type=int, default=1)
     parser.add_argument("--compiled", action="store_true")
     parser.add_argument("--by-hand", action="store_true", help="no optimizer: SGD written out")
+    parser.add_argument("--fsdp", action="store_true", help="FSDP1, use_orig_params, one rank")
+    parser.add_argument("--fail-on", default=None)
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -42,7 +48,9 @@ def main():
     x, target = torch.randn(4, 8), torch.randn(4, 4)
     if args.compiled:
         model = torch.compile(model, backend="eager")
-    nvtx_spy.install()
+    if args.fsdp:
+        model = sharded(model)
+    nvtx_spy.install(fail_on=args.fail_on)
     if not args.no_bridge:
         from gpuscope_torch import annotate
 
@@ -75,6 +83,18 @@ def main():
         out["frames_compiled"] = models.compiled_frames()
     with open(args.out, "w") as f:
         json.dump(out, f)
+    if args.fsdp:
+        torch.distributed.destroy_process_group()
+
+
+def sharded(model):
+    """FSDP1 with use_orig_params: in each forward the module's parameters are views of one flat parameter."""
+    from torch.distributed.fsdp import FullyShardedDataParallel
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29541")
+    torch.distributed.init_process_group("gloo", rank=0, world_size=1)
+    return FullyShardedDataParallel(model, use_orig_params=True, device_id=torch.device("cpu"))
 
 
 if __name__ == "__main__":

@@ -177,9 +177,21 @@ def _guarded(hook):
         except Exception as error:
             _failed = True
             warn(f"module annotation stopped after an error: {error!r}")
+            _drop_module_hooks()
             return None
 
     return run
+
+
+def _drop_module_hooks():
+    """After an error: the module hooks go, so that the program does not keep paying for them, doing nothing."""
+    try:
+        for handle in _handles:
+            handle.remove()
+        _handles.clear()
+        _param_waiters.clear()
+    except Exception:
+        pass
 
 
 def _tensors(value, out):
@@ -311,7 +323,14 @@ class _BackwardRange:
         params = [p for p in module.parameters() if p.requires_grad]
         self.params_left = len(params)
         for p in params:
-            _waiters(p).append(self)
+            if p.is_leaf:
+                _waiters(p).append(self)
+            else:  # FSDP's use_orig_params: during the forward a parameter is a view of its flat parameter
+                _watch(p, self.accumulated_view)
+
+    @_guarded
+    def accumulated_view(self, _grad):
+        self.accumulated()
 
     @_guarded
     def begin(self, _grad):
