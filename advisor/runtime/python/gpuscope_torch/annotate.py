@@ -177,21 +177,21 @@ def _guarded(hook):
         except Exception as error:
             _failed = True
             warn(f"module annotation stopped after an error: {error!r}")
-            _drop_module_hooks()
+            try:  # so that the program does not keep paying for hooks that do nothing now
+                _drop_module_hooks()
+            except Exception:
+                pass
             return None
 
     return run
 
 
 def _drop_module_hooks():
-    """After an error: the module hooks go, so that the program does not keep paying for them, doing nothing."""
-    try:
-        for handle in _handles:
-            handle.remove()
-        _handles.clear()
-        _param_waiters.clear()
-    except Exception:
-        pass
+    """The global module hooks and the parameters' hooks go."""
+    for handle in _handles:
+        handle.remove()
+    _handles.clear()
+    _param_waiters.clear()
 
 
 def _tensors(value, out):
@@ -493,10 +493,7 @@ def _remove_module_hooks():
     first called later gets none). Safe inside a module's hooks: PyTorch iterates over a copy of them."""
     global _hook_free
     _hook_free = True
-    for handle in _handles:
-        handle.remove()
-    _handles.clear()
-    _param_waiters.clear()
+    _drop_module_hooks()
     _close_open_backward()
     for root in list(_root_calls):
         _hook_root(root)
