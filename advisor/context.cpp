@@ -100,9 +100,14 @@ Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t dev
       step.basis +=
           ", after the check of gpuscope apply (the steps before it ran the model as written, compiling "
           "or checking)";
-    } else if (hook_free) {
+    } else if (hook_free && steady.module_ranges) {
       step.basis += ", after the PyTorch bridge removed its module hooks; module attribution from " +
                     std::to_string(step.count) + " annotated steps before";
+    } else if (hook_free) {
+      step.basis +=
+          ", all after the PyTorch bridge removed its module hooks (at a compiled model's first call, or "
+          "after annotated steps that were all warm-up): no steady step has module ranges to attribute "
+          "kernels to modules";
     }
     step.windows = analysis::mergeIntervals(annotated.windows);
     step.timed_windows = analysis::mergeIntervals(timed.windows);

@@ -756,6 +756,7 @@ SteadySteps steadySteps(const Iterations& it) {
   if (s.hook_free && !it.applied) {
     s.annotated = stepWindows(it.list, steadyMask(it, [&](size_t i) { return !it.list[i].hook_free; }));
   }
+  s.module_ranges = !s.annotated.windows.empty() || !s.hook_free;
   if (s.annotated.windows.empty() || !s.hook_free) s.annotated = s.timed;
   return s;
 }

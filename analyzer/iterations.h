@@ -71,6 +71,9 @@ struct StepWindows {
 struct SteadySteps {
   StepWindows annotated, timed;
   bool hook_free = false;
+  // Whether `annotated` are steps that ran with the module hooks (not the timed ones in their place): none did where
+  // the bridge removed them at the model's first call (a model the script compiled).
+  bool module_ranges = false;
 };
 SteadySteps steadySteps(const Iterations& it);
 

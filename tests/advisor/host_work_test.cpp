@@ -282,5 +282,29 @@ TEST(HostWork, HookFreeStepsGiveTheTimingsAndAnnotatedOnesThePhases) {
   EXPECT_EQ(c.host.model_launches, 6);
 }
 
+// A model the script compiled: the bridge removes its hooks at the model's first call, before any step, so no step
+// has module ranges. The step's basis says so, rather than counting the hook-free steps as annotated ones
+// (bench/corpus/ddp_compiled_distilbert said "module attribution from 39 annotated steps before", 2026-11-30).
+TEST(HostWork, ACompiledModelsStepsSayNoneHasModuleRanges) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  b.mark(std::string(analysis::kHooksRemovedMark), t - 100);
+  for (int step = 0; step < 10; ++step) {
+    b.nvtx("OptimizedModule (forward)", t, t + 80'000);
+    for (int k = 0; k < 3; ++k) b.kernel("fwd", t + 10'000 + k * 30'000, t + 15'000 + k * 30'000);
+    b.nvtx("optimizer.step (AdamW)", t + 160'000, t + 190'000);
+    b.kernel("adamw", t + 170'000, t + 175'000);
+    t += 200'000;
+  }
+  ASSERT_TRUE(b.finish());
+  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("t.gpuscope"));
+  ASSERT_TRUE(trace);
+  const Context c = buildContext(*trace);
+  EXPECT_EQ(c.step.time_ns, 200'000);
+  EXPECT_EQ(c.step.basis.find("annotated steps before"), std::string::npos) << c.step.basis;
+  EXPECT_NE(c.step.basis.find("no steady step has module ranges"), std::string::npos) << c.step.basis;
+}
+
 }  // namespace
 }  // namespace gpuscope::advisor
