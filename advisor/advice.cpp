@@ -459,6 +459,25 @@ std::string recordingCostBasis(const Context& c) {
          " with the recording paused (gpuscope's PyTorch bridge; CUPTI costs something even paused)";
 }
 
+// Where the bridge paused the recording, and how fast the program's own steps ran there, by the bridge's clock in
+// the process: its pace with the recording's cost gone, beside the recorded step the figures are taken from.
+std::string pausedNote(const Context& c, const analysis::Interval& paused) {
+  std::string note = "gpuscope's PyTorch bridge paused the recording for " + analysis::formatDuration(paused.length()) +
+                     " of this run, to time steps unrecorded: their kernels are not in the trace, and those steps are "
+                     "left out of the step";
+  const std::optional<analysis::PausedStepsCost> own = analysis::pausedStepsCost(c.trace, c.session);
+  if (!own) return note;
+  note += "; by the bridge's clock, " + std::to_string(own->steps) + " steps ran " +
+          analysis::formatDuration(own->paused_step_ns) + " a step paused and " +
+          analysis::formatDuration(own->recorded_step_ns) + " recorded around them";
+  if (own->drifted) {
+    note += " (the recorded steps before and after the pause differ by more than " +
+            analysis::formatShare(analysis::kRecordedStepsAgree - 1.0) +
+            ": the program's own pace changed meanwhile, so no recording cost is read from them)";
+  }
+  return note;
+}
+
 std::vector<std::string> notesOn(const Context& c) {
   std::vector<std::string> notes;
   if (c.device == analysis::kNone) notes.push_back("the trace holds no GPU work: nothing to advise on");
@@ -486,11 +505,7 @@ std::vector<std::string> notesOn(const Context& c) {
                     " of this run (its own calls, neither the program as written nor as applied): left out of the "
                     "steps and the peak");
   }
-  if (const analysis::Interval& p = c.iterations.paused; p.end > p.start) {
-    notes.push_back("gpuscope's PyTorch bridge paused the recording for " + analysis::formatDuration(p.length()) +
-                    " of this run, to time steps unrecorded: their kernels are not in the trace, and those steps are "
-                    "left out of the step");
-  }
+  if (const analysis::Interval& p = c.iterations.paused; p.end > p.start) notes.push_back(pausedNote(c, p));
   if (std::optional<std::string> graphs = betweenGraphsNote(c)) notes.push_back(std::move(*graphs));
   if (std::optional<std::string> host = slowerHostNote(c)) notes.push_back(std::move(*host));
   for (const std::string& w : c.stats.warnings) notes.push_back("trace: " + w);

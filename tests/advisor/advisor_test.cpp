@@ -649,6 +649,27 @@ TEST(Advisor, HostWorkOutsideCudaIsAnInputPipelineOnlyWhereTheBatchsCopyFollowsI
   EXPECT_FALSE(adviceOnHostStretches(false).find("input_pipeline"));
 }
 
+// A recording the PyTorch bridge paused for four steps (testing::buildPausedRecording): the note says how fast the
+// program's own steps ran there and recorded around them, by the bridge's clock; where the recorded ones drifted,
+// that no recording cost is read from them.
+TEST(Advisor, ThePausedStepsNoteGivesTheirPace) {
+  const auto pausedNote = [](const Advice& a) {
+    const auto n = std::find_if(a.notes.begin(), a.notes.end(), [](const std::string& text) {
+      return text.starts_with("gpuscope's PyTorch bridge paused the recording");
+    });
+    return n == a.notes.end() ? std::string() : *n;
+  };
+  TempDir dir;
+  const std::string steady = pausedNote(adviceOnPath(testing::buildPausedRecording(dir.dir(), {})));
+  EXPECT_NE(steady.find("4 steps ran 60.000 us a step paused and 100.000 us recorded around them"), std::string::npos)
+      << steady;
+  EXPECT_EQ(steady.find("pace changed"), std::string::npos) << steady;
+  TempDir drifted_dir;
+  const std::string drifted =
+      pausedNote(adviceOnPath(testing::buildPausedRecording(drifted_dir.dir(), {.after_step_ns = 70'000})));
+  EXPECT_NE(drifted.find("the program's own pace changed meanwhile"), std::string::npos) << drifted;
+}
+
 // A built 2-rank job whose rank 1 is 300 µs late to its all-reduce each step: rank 0 waits there, which is
 // the straggler's to fix, not communication to overlap; with both ranks on time neither rule fires.
 TEST(Advisor, StragglerOnBuiltJobs) {
