@@ -451,7 +451,7 @@ std::string recordingCostBasis(const Context& c) {
                                             : "an H100 host's figure (tests/bench/launch_cost.cu): this trace holds no "
                                               "measure of its own";
   // The process's own figure is taken where it is more than the machine's (analysis::recordingCostPerLaunch).
-  const std::optional<analysis::PausedStepsCost> own = analysis::pausedStepsCost(c.trace, c.session);
+  const std::optional<analysis::PausedStepsCost>& own = c.paused_cost;
   if (!own || own->per_launch_ns < machine.value_or(analysis::kRecordingCostPerLaunchNs)) return machine_basis;
   return "measured in this process, at least: " + std::to_string(own->steps) + " steps ran " +
          analysis::formatDuration(own->recorded_step_ns) + " a step recorded and " +
@@ -465,7 +465,7 @@ std::string pausedNote(const Context& c, const analysis::Interval& paused) {
   std::string note = "gpuscope's PyTorch bridge paused the recording for " + analysis::formatDuration(paused.length()) +
                      " of this run, to time steps unrecorded: their kernels are not in the trace, and those steps are "
                      "left out of the step";
-  const std::optional<analysis::PausedStepsCost> own = analysis::pausedStepsCost(c.trace, c.session);
+  const std::optional<analysis::PausedStepsCost>& own = c.paused_cost;
   if (!own) return note;
   note += "; by the bridge's clock, " + std::to_string(own->steps) + " steps ran " +
           analysis::formatDuration(own->paused_step_ns) + " a step paused and " +

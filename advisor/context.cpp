@@ -465,7 +465,8 @@ Context buildContext(const TraceData& trace, int32_t session) {
     c.timeline = analysis::analyzeTimeline(trace, c.step.timed_windows, activity)[static_cast<size_t>(c.device)];
     c.compiles = analysis::runtimeCompiles(trace, c.session);
     c.compiler_work = analysis::annotatedCompiles(trace, c.session);
-    c.recording_cost_per_launch_ns = analysis::recordingCostPerLaunch(trace, c.session);
+    c.paused_cost = analysis::pausedStepsCost(trace, c.session);
+    c.recording_cost_per_launch_ns = analysis::recordingCostPerLaunch(trace, c.session, c.paused_cost);
   }
   c.phases = analysis::phaseRanges(trace, c.session);
   inferOptimizerPhases(c);

@@ -3,6 +3,7 @@
 // framework the program uses, so that a fix is written in the program's own terms.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "analyzer/memory_model.h"
 #include "analyzer/memory_pools.h"
 #include "analyzer/memory_timeline.h"
+#include "analyzer/paused_steps.h"
 #include "analyzer/phases.h"
 #include "analyzer/stats.h"
 #include "analyzer/timeline_analysis.h"
@@ -106,8 +108,9 @@ struct Context {
   // Of `session`: XLA's annotated compiles (analysis::annotatedCompiles). What its autotuner copies, allocates
   // and synchronises inside them is the compiler's, none of the program's steps.
   std::vector<analysis::Interval> compiler_work;
-  // Of `session`: what recording added to each kernel launch (analysis::recordingCostPerLaunch), read once: with
-  // paused steps it scans the process's marks, calls and kernels.
+  // Of `session`, read once (each scans the process's marks, calls and kernels): what its paused steps measured
+  // (analysis::pausedStepsCost), and what recording added to each kernel launch (analysis::recordingCostPerLaunch).
+  std::optional<analysis::PausedStepsCost> paused_cost;
   int64_t recording_cost_per_launch_ns = 0;
   // No optimizer range in a step that has a backward (an update the script writes itself, not torch.optim):
   // its optimizer phases are the stretches from each backward's end to the next forward's start.

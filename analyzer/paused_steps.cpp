@@ -82,12 +82,8 @@ std::optional<PausedSteps> stepsOf(const TraceData& t, int32_t session, PauseMar
 }  // namespace
 
 std::optional<PausedSteps> pausedSteps(const TraceData& t, int32_t session) {
-  PauseMarks m;
-  for (size_t r = 0; r < t.nvtx.size(); ++r) {
-    if (t.nvtx.session[r] == session && t.nvtx.kind[r] == schema::NvtxKind::kMark)
-      m.see(t.text(t.nvtx.name[r]), t.nvtx.start_ns[r]);
-  }
-  return stepsOf(t, session, std::move(m));
+  if (session < 0 || static_cast<size_t>(session) >= t.sessions.size()) return std::nullopt;
+  return pausedStepsOfEach(t)[static_cast<size_t>(session)];
 }
 
 std::vector<std::optional<PausedSteps>> pausedStepsOfEach(const TraceData& t) {

@@ -189,6 +189,10 @@ std::optional<int64_t> measuredRecordingCost(const TraceData& trace) {
 }
 
 int64_t recordingCostPerLaunch(const TraceData& trace, int32_t session) {
+  return recordingCostPerLaunch(trace, session, pausedStepsCost(trace, session));
+}
+
+int64_t recordingCostPerLaunch(const TraceData& trace, int32_t session, const std::optional<PausedStepsCost>& own) {
   if (session < 0 || static_cast<size_t>(session) >= trace.sessions.size() ||
       !recordedByCollector(trace.sessions[static_cast<size_t>(session)])) {
     return 0;
@@ -197,7 +201,6 @@ int64_t recordingCostPerLaunch(const TraceData& trace, int32_t session) {
   // What the process's own paused steps measured is the least recording cost it: CUPTI's cost does not all go
   // with its records switched off (pt_launch_bound_module on an H200: 7.77 ms a step paused, 9.10 recorded, 5.0-6.7
   // plain, docs/benchmarks.md), and where the GPU set the steps' pace both ran at its pace.
-  const std::optional<PausedStepsCost> own = pausedStepsCost(trace, session);
   return own ? std::max(own->per_launch_ns, machine) : machine;
 }
 

@@ -65,6 +65,8 @@ std::optional<int64_t> measuredRecordingCost(const TraceData& trace);
 // gpuscope's collector did not record; else the machine's measured cost, else kRecordingCostPerLaunchNs, or what the
 // process's own paused steps measured (pausedStepsCost) where that is more.
 int64_t recordingCostPerLaunch(const TraceData& trace, int32_t session);
+// The same, with the process's paused steps' cost already read (pausedStepsCost(trace, session)).
+int64_t recordingCostPerLaunch(const TraceData& trace, int32_t session, const std::optional<PausedStepsCost>& own);
 
 // The host's calls in one process (index into trace.sessions) that allocate or free device memory: cudaMalloc,
 // cudaFree, cuMemAlloc, cuMemFree and their kin, the driver's cuMemCreate, cuMemMap, cuMemUnmap and cuMemRelease,
