@@ -100,6 +100,7 @@ HostChanges hostChanges(const Context& c, const std::vector<const Finding*>& fin
     // CuPy's staging of its host arrays is the host's own work (a NumPy copy), gone with pinned arrays.
     if (f->id == "pageable_copies" && c.framework == Framework::kCuPy) h.input_wait_removed_ns += f->gain.idle_ns;
     if (f->id == "allocation_churn") h.allocate_once = true;
+    if (f->id == "pinned_allocation") h.pin_once = true;
     if (f->id == "runtime_compilation") h.compile_once = true;
   }
   return h;

@@ -81,6 +81,7 @@ struct HostWork {
   int64_t loading_ns = 0;               // of step_ns, in the PyTorch bridge's DataLoader ranges (the next batch)
   int64_t recording_ns = 0;   // taken off step_ns: the collector's own cost per launch (kRecordingCostPerLaunchNs)
   int64_t allocation_ns = 0;  // of step_ns, inside device allocation and free calls (cudaMalloc, cudaFree, …)
+  int64_t pinning_ns = 0;     // of step_ns, inside calls that pin or unpin host memory (cudaMallocHost, …)
   int64_t compile_ns = 0;     // beside step_ns and the figures above: compiling kernels (Context::compiles)
   // Of step_ns, stretches of kHostBusyGapNs or more with no CUDA call: the host computing on its own (NumPy,
   // copying into a staging buffer), which no CUDA graph takes away.
@@ -88,6 +89,10 @@ struct HostWork {
   // The model's parameter tensors (the PyTorch bridge's tensor roles) when DistributedDataParallel wraps it, else
   // 0: its compiled calls keep work per parameter (kDdpCompiledHostPerParameterNs).
   int64_t ddp_parameters = 0;
+  // PyTorch: the compiled calls a step would make under torch.compile's CUDA graphs (kCompiledCallHostNs each): the
+  // forward and, where the steps have a backward, the backward; none where no nn.Module ran, since the step is then
+  // captured by hand (torch.cuda.graph), whose replay is one launch call.
+  int64_t compiled_calls = 0;
 };
 
 struct Context {

@@ -13,7 +13,7 @@ namespace gpuscope::advisor {
 // the graph tree's bookkeeping, autograd): GPU idle measured on an H100 (docs/benchmarks.md) after `gpuscope
 // apply` of a CUDA-graph plan, 0.86-1.75 ms per forward or backward call; the low end taken.
 inline constexpr int64_t kCompiledCallHostNs = 860'000;
-inline constexpr int64_t kCompiledCallsPerStep = 2;  // the model's forward and its backward
+inline constexpr int64_t kCompiledCallsPerStep = 2;  // a training step's: the model's forward and its backward
 // A DistributedDataParallel model compiled the same way keeps work per parameter tensor in its calls (its
 // reducer's gradient hooks and bucket copies, the compiled pieces' inputs): on an H100, residual MLPs of 64 and
 // 256 parameter tensors wrapped in DDP took 9.5-10.1 and 34.7-38.1 ms of host time per compiled training step
@@ -31,6 +31,7 @@ struct HostChanges {
   bool fused_optimizer = false;       // a per-parameter optimizer step becomes one fused step
   int64_t input_wait_removed_ns = 0;  // per step: the next batch is prepared by background workers
   bool allocate_once = false;         // device memory allocated before the loop, not in every step
+  bool pin_once = false;              // pinned host buffers made before the loop, not in every step
   bool compile_once = false;          // kernels compiled in the steps are compiled once, before them
 };
 

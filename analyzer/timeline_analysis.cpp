@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 #include "analyzer/gpu_activity.h"
 #include "analyzer/phases.h"
@@ -174,6 +175,28 @@ std::vector<std::vector<int64_t>> syncEnds(const TraceData& t, const std::vector
 std::vector<Interval> deviceAllocationCalls(const TraceData& t, int32_t session) {
   if (session < 0 || static_cast<size_t>(session) >= t.sessions.size()) return {};
   return allocatorStretches(t, allocatorSyncs(t))[static_cast<size_t>(session)];
+}
+
+namespace {
+
+bool pinsHostMemory(std::string_view call) {
+  for (std::string_view name :
+       {"cudaHostAlloc", "cudaMallocHost", "cudaFreeHost", "cudaHostRegister", "cudaHostUnregister", "cuMemHostAlloc",
+        "cuMemAllocHost", "cuMemFreeHost", "cuMemHostRegister", "cuMemHostUnregister"}) {
+    if (call.starts_with(name)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<Interval> hostPinningCalls(const TraceData& t, int32_t session) {
+  std::vector<Interval> calls;
+  const ApiTable& a = t.api_calls;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.session[i] == session && pinsHostMemory(t.text(a.name[i]))) calls.push_back({a.start_ns[i], a.end_ns[i]});
+  }
+  return mergeIntervals(std::move(calls));
 }
 
 bool recordedByCollector(const schema::SessionRow& session) {

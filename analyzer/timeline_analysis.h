@@ -73,6 +73,9 @@ int64_t recordingCostPerLaunch(const TraceData& trace, int32_t session, const st
 // not the stream-ordered (…Async) or pinned host (…Host) ones; with the synchronisations an allocator makes
 // before freeing and the host's time between two such calls in a row (the allocator's own work); merged, sorted.
 std::vector<Interval> deviceAllocationCalls(const TraceData& trace, int32_t session);
+// The host's calls in one process that pin or unpin host memory (cudaHostAlloc, cudaMallocHost, cudaFreeHost,
+// cudaHostRegister and the driver's kin); merged, sorted.
+std::vector<Interval> hostPinningCalls(const TraceData& trace, int32_t session);
 
 // Whether a process's events were recorded by gpuscope's collector (not imported from another profiler or a
 // memory snapshot), so that the collector's own cost is in its timings.

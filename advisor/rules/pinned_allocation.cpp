@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "advisor/rule.h"
+#include "analyzer/timeline_analysis.h"
 #include "analyzer/units.h"
 
 namespace gpuscope::advisor {
@@ -14,15 +15,6 @@ using analysis::formatBytes;
 using analysis::formatDuration;
 
 namespace {
-
-bool pinsHostMemory(std::string_view call) {
-  for (std::string_view name :
-       {"cudaHostAlloc", "cudaMallocHost", "cudaFreeHost", "cudaHostRegister", "cudaHostUnregister", "cuMemHostAlloc",
-        "cuMemAllocHost", "cuMemFreeHost", "cuMemHostRegister", "cuMemHostUnregister"}) {
-    if (call.starts_with(name)) return true;
-  }
-  return false;
-}
 
 std::optional<Finding> pinnedAllocation(const Context& c);
 
@@ -66,14 +58,8 @@ std::optional<Finding> pinnedAllocation(const Context& c) {
   const int64_t steps = std::max<int64_t>(1, c.step.timed_count);
   if (allocations < steps) return std::nullopt;
   // The pinning calls, and the GPU's idle time inside them.
-  std::vector<analysis::Interval> calls;
-  const analysis::ApiTable& a = c.trace.api_calls;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a.session[i] == c.session && pinsHostMemory(c.trace.text(a.name[i])) && c.programsInTimedSteps(a.start_ns[i])) {
-      calls.push_back({a.start_ns[i], a.end_ns[i]});
-    }
-  }
-  calls = analysis::mergeIntervals(std::move(calls));
+  std::vector<analysis::Interval> calls = analysis::hostPinningCalls(c.trace, c.session);
+  std::erase_if(calls, [&](const analysis::Interval& call) { return !c.programsInTimedSteps(call.start); });
   const std::vector<analysis::Interval> idle = analysis::subtract(c.step.timed_windows, c.activity.busy);
   const int64_t in_calls = c.perTimedStep(analysis::totalLength(calls));
   const int64_t gpu_idle = c.perTimedStep(analysis::overlapLength(calls, idle));

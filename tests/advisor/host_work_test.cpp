@@ -177,6 +177,27 @@ TEST(HostWork, CuPysStagingComesOffTheHostsWorkWithPinnedArrays) {
   EXPECT_LT(hostStepAfter(c, pinned), c.host.step_ns / 2);
 }
 
+// A camera pipeline's GPU stage that pins its two staging buffers for every frame (bench/corpus/
+// cuda_pinned_staging_per_frame, H200, 2026-11-30; 22.8 ms a frame recorded, the twin that pins them once 6.6): the
+// pinning calls are most of the host's work, and pinning once takes them off it. A CUDA graph, which replays
+// kernels and copies, leaves them: the forecast had read the frame host-bound after the fixes, and CUDA graphs the
+// cure, with 19.0 ms of host work left, where 5.1 ms of copying frames on the host is what stays.
+TEST(HostWork, PinningOnceTakesThePinningCallsOffTheHostsWork) {
+  Result<analysis::TraceData> trace = analysis::loadTrace(
+      (std::filesystem::path(GPUSCOPE_CORPUS_TRACES) / "cuda_pinned_staging_per_frame.program.gpuscope").string());
+  ASSERT_TRUE(trace);
+  const Context c = buildContext(*trace);
+  ASSERT_TRUE(c.host.measured);
+  EXPECT_GT(c.host.pinning_ns, c.host.step_ns / 2);
+  const Advice a = advise(c);
+  ASSERT_TRUE(a.find("pinned_allocation"));
+  EXPECT_FALSE(a.find("host_bound_after_fixes"));
+  const int64_t today = hostStepAfter(c, HostChanges{});
+  EXPECT_EQ(today - hostStepAfter(c, HostChanges{.pin_once = true}), c.host.pinning_ns);
+  EXPECT_GE(hostStepAfter(c, HostChanges{.graphs = true}), c.host.pinning_ns);
+  EXPECT_LT(hostStepAfter(c, HostChanges{.graphs = true, .pin_once = true}), c.host.pinning_ns / 2);
+}
+
 // A torchvision training whose DataLoader runs on the main thread and hands out pageable batches
 // (bench/corpus/tv_loader_main_thread, H100, 2026-11-28): the loader's workers with pin_memory, the input
 // pipeline's fix, also pin the batches the step copies, so the pageable copies are in the plan through the same

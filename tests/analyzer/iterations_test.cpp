@@ -307,6 +307,25 @@ TEST(Iterations, AnUploadEachIterationOpensItWhereNoKernelDoes) {
   for (const Iteration& i : it.list) EXPECT_EQ(i.kernels, 2);
 }
 
+// A camera pipeline uploads each frame, demosaics it with one kernel and reads the result back: one kernel a
+// frame is still a loop of frames where an upload opens each one.
+TEST(Iterations, OneKernelAFrameBetweenAnUploadAndAReadBackIsAStep) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int frame = 0; frame < 30; ++frame) {
+    b.copy(CopyKind::kHostToDevice, MemoryKind::kPinned, 16 << 20, t + 1'000, t + 400'000);
+    b.kernel("demosaic", t + 401'000, t + 700'000, 7, t + 2'000);
+    b.copy(CopyKind::kDeviceToHost, MemoryKind::kPinned, 24 << 20, t + 701'000, t + 1'300'000);
+    t += 3'000'000;
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.source, IterationSource::kCopyPattern);
+  EXPECT_GE(it.list.size(), 29u);
+  for (const Iteration& i : it.list) EXPECT_EQ(i.kernels, 1);
+}
+
 // record --torch: the model's forward ranges imply steps (forward to forward, its backward and optimizer step
 // between), but a program's own step ranges, when it has them, win.
 TEST(Iterations, ModuleRangesGiveStepsUnlessTheProgramMarksItsOwn) {
