@@ -7,11 +7,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "collector/api_filter.h"
 #include "collector/nccl_profiler.h"
@@ -237,6 +239,7 @@ bool Collector::enableActivities(const CollectorOptions& options) {
              "and graphs (GPUSCOPE_ALL_API_CALLS=1 records every call)");
   }
   if (gate_->configured()) watchCaptureEdges();
+  if (flush_interval_.count() > 0) watchGraphs();
   // The program's own pause and resume (formats/bridge_marks.h) come as marks: only marks are watched for them.
   if (options.trace_nvtx) {
     for (CUpti_CallbackId cbid :
@@ -313,6 +316,53 @@ void Collector::watchCaptureEdges() {
     cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
     cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
   }
+}
+
+// A periodic flush while a JAX program's CUDA graphs ran made their kernels fail: a neural ODE (diffrax, its adaptive
+// solver in XLA's command buffers) ended with CUDA_ERROR_LAUNCH_FAILED at its first graph launch, in three runs of
+// three recorded with a flush each second; it ran whole with those flushes off (--trace cuda), with only API calls
+// recorded, and with XLA's command buffers off; bare CUPTI with the same activity kinds, or flushing every 100 ms
+// with kernels alone, did not fail it (bench/corpus/jax_diffrax_neural_ode, H200, driver 580.159.04, 2026-11-30).
+// Once the program instantiates a graph, records are fetched only as buffers fill, on a signal and at the end.
+namespace {
+
+constexpr CUpti_CallbackId kDriverInstantiates[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz};
+constexpr CUpti_CallbackId kRuntimeInstantiates[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithFlags_v11040,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_v12000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_ptsz_v12000};
+
+bool instantiatesGraph(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  auto in = [cbid](const auto& list) { return std::find(std::begin(list), std::end(list), cbid) != std::end(list); };
+  return (domain == CUPTI_CB_DOMAIN_DRIVER_API && in(kDriverInstantiates)) ||
+         (domain == CUPTI_CB_DOMAIN_RUNTIME_API && in(kRuntimeInstantiates));
+}
+
+}  // namespace
+
+void Collector::watchGraphs() {
+  if (!subscriber_) return;
+  for (CUpti_CallbackId cbid : kDriverInstantiates)
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  for (CUpti_CallbackId cbid : kRuntimeInstantiates)
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+}
+
+void Collector::periodicFlush() {
+  if (!graphs_) {
+    cuptiActivityFlushAll(0);  // hands over buffers holding completed records; never under our lock
+    return;
+  }
+  if (graphs_noted_) return;
+  graphs_noted_ = true;
+  note(schema::Severity::kInfo, "periodic_flush_off", 1,
+       "the program instantiated CUDA graphs, and a flush of CUPTI's buffers while a JAX program's graphs ran made "
+       "its kernels fail: from then on records were fetched only as buffers filled, on a signal and at the end, so "
+       "a program that ends with _exit or SIGKILL loses those of its last buffers");
 }
 
 namespace {
@@ -400,6 +450,10 @@ void CUPTIAPI Collector::callback(void* userdata, CUpti_CallbackDomain domain, C
                            state->notification.result);
     return;
   }
+  if (instantiatesGraph(domain, cbid)) {
+    c->graphs_ = true;
+    return;
+  }
   if (c->gate_) c->onCaptureCallback(domain, cbid, data);
 }
 
@@ -471,7 +525,7 @@ void Collector::writerLoop() {
     if (gate_->configured() && gate_->tick(cuptiNow())) followGate();  // the window's edges
     const auto now = Clock::now();
     if (flush_interval_.count() > 0 && now - last_flush >= flush_interval_) {
-      cuptiActivityFlushAll(0);  // hands over buffers holding completed records; never under our lock
+      periodicFlush();
       last_flush = now;
     }
     if (now - last_commit >= kCommitInterval) {

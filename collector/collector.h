@@ -92,6 +92,8 @@ class Collector {
   void selectApiCalls(bool on);
   void followGate();         // the gated record kinds switched on or off as the capture gate stands
   void watchCaptureEdges();  // the NVTX and profiler API callbacks the gate needs
+  void watchGraphs();
+  void periodicFlush();
   void onCaptureCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
   bool onNvtxCall(CUpti_CallbackId cbid, const CUpti_NvtxData* call);
   static void CUPTIAPI callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
@@ -137,6 +139,9 @@ class Collector {
   std::atomic<bool> failed_{false};
   std::atomic<bool> closed_{false};  // the file is finished; records arriving now are lost (and counted)
   std::atomic<int64_t> late_records_{0};
+  // The program instantiated a CUDA graph: from then on the periodic flush stays off (see watchGraphs).
+  std::atomic<bool> graphs_{false};
+  bool graphs_noted_ = false;  // the writer thread said so in the trace
   std::chrono::milliseconds flush_interval_{1000};
   bool debug_ = false;
   std::atomic<int64_t> dropped_records_{0};

@@ -2,7 +2,7 @@
 // and count them. Injected in place of gpuscope's collector (CUDA_INJECTION64_PATH) it measures CUPTI's own
 // cost, the floor under any collector's (tests/bench/overhead.sh, section launch_cost).
 // BARE_CUPTI_KINDS: a comma list of (default: kernel)
-//   kernel, memcpy, memset, memory, sync, overhead   those activity kinds
+//   kernel, memcpy, memcpy2, memset, memory, sync, overhead, context, device   those activity kinds
 //   driver                   every driver API call as an activity record
 //   nvtx                     NVTX ranges and marks (with NVTX_INJECTION64_PATH set to CUPTI's library)
 //   latency                  CUPTI's queued/submitted timestamps of kernels
@@ -108,6 +108,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   if (wants(kinds, "driver-launch")) onlyLaunches(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, false);
   if (wants(kinds, "callback-launch")) launchCallbacks();
   if (wants(kinds, "memcpy")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
+  if (wants(kinds, "memcpy2")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2);
+  if (wants(kinds, "context")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONTEXT);
+  if (wants(kinds, "device")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
   if (wants(kinds, "memory")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
   if (wants(kinds, "driver")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
   if (wants(kinds, "nvtx")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);

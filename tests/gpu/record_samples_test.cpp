@@ -105,6 +105,17 @@ TEST_F(RecordSample, ElementwiseChain) {
   EXPECT_NE(err_.find("gpuscope: wrote"), std::string::npos) << err_;
 }
 
+// A CUDA graph whose loop runs on the GPU (a while node): once the program instantiates a graph the collector stops
+// flushing CUPTI's buffers each second, which made a JAX program's kernels fail under recording (bench/corpus/
+// jax_diffrax_neural_ode), and the trace says so; the program runs whole. The replays span two seconds: flushes
+// were due.
+TEST_F(RecordSample, GraphsWithWhileNodesStopThePeriodicFlush) {
+  TraceReader r = record("graph_while");
+  EXPECT_EQ(query(r, "SELECT count(*) FROM data_quality WHERE code = 'periodic_flush_off'"), 1);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM api_call_view WHERE name_text LIKE 'cudaGraphLaunch%'"), 1500);
+  EXPECT_GE(query(r, "SELECT count(*) FROM kernel_view WHERE name_text LIKE 'damp(%'"), 1500);
+}
+
 TEST_F(RecordSample, LaunchBound) {
   TraceReader r = record("launch_bound");
   EXPECT_EQ(query(r, "SELECT count(*) FROM kernel_view WHERE name_text LIKE 'tiny(%'"), 20000);
