@@ -191,6 +191,15 @@ class FirstCallAsWritten(PlanCase):
         self.assertEqual(applied, [0, 1, 1, 1])
         self.assertIn("applied: each forward of Probe runs under torch.autocast(bfloat16)", lines[1])
 
+    def test_a_featurizer_called_before_the_model_gets_no_autocast(self):
+        """A module with no parameters called at top level is no model: under autocast its output (a speech
+        script's log-mel features) became bf16, which the model's first convolution met as written in the
+        check's calls, and the program failed (bench/corpus/audio_conformer_ctc_fp32, H200)."""
+        applied, lines = self.json_output("autocast_calls.py", "--featurizer",
+                                          plan=self.plan({"kind": "precision", "setting": "bf16_autocast"}))
+        self.assertEqual(applied, {"featurizer": [0, 0, 0, 0], "model": [0, 1, 1, 1]})
+        self.assertIn("applied: each forward of Probe runs under torch.autocast(bfloat16)", lines[1])
+
 
 class ScriptCheckpointsItself(PlanCase):
     def test_a_recomputed_block_gets_no_autocast_of_its_own(self):

@@ -72,7 +72,8 @@ import torch
 from . import compiled, values, verify, warn
 
 _seen = set()  # ids of every module of the models already handled (so a recomputed block is no new root)
-_roots = set()  # ids of the modules first called at top level: the models
+_roots = set()  # ids of the modules first called at top level
+_models = set()  # ids of the roots with parameters: the models the plan's fixes are for
 _depth = threading.local()  # .value: how many module forwards are running on this thread
 _autocast = []  # a stack of entered autocast contexts, one per running root forward
 _root_fixes = []  # (kind, fix) applied to each root module at its first forward
@@ -309,9 +310,11 @@ def _root_pre(module, args):
     if id(module) not in _seen:
         _seen.update(id(m) for m in module.modules())
         _roots.add(id(module))
-        # A module with no parameters (a loss, an activation called at top level) is no model to fix.
-        if _root_fixes and any(True for _ in module.parameters()):
-            _checks[id(module)] = _Check(module)
+        # A module with no parameters (a loss, an activation, a featurizer called at top level) is no model to fix.
+        if any(True for _ in module.parameters()):
+            _models.add(id(module))
+            if _root_fixes:
+                _checks[id(module)] = _Check(module)
     elif id(module) not in _roots:
         # A block of a model, called at top level: the script's own checkpointing recomputing it in the backward
         # pass (PyTorch restores the forward's autocast state itself), or the script calling a block directly.
@@ -326,7 +329,9 @@ def _root_pre(module, args):
     # The model's first call runs as the script wrote it, autocast too (a compiled forward takes over from the
     # second): the kernels and library set-up the calls as written need are then loaded in the program's
     # warm-up, not inside the check's calls as written, where they would slow the timed steps of a short run.
-    if "autocast" in _active and (check is None or check.calls > 1):
+    # Around the models alone: a featurizer called before the model (torchaudio's MelSpectrogram) made bf16 features
+    # under it, which the model's first layer then met as written in the check's calls, and the program failed.
+    if "autocast" in _active and id(module) in _models and (check is None or check.calls > 1):
         context = torch.autocast("cuda", dtype=torch.bfloat16)
         context.__enter__()
         _autocast.append(context)
