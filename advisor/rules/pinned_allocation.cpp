@@ -3,7 +3,6 @@
 // cudaFreeHost waits for the device first, so a step that pins its staging buffer each time keeps the GPU waiting
 // while the host does it.
 #include <algorithm>
-#include <string_view>
 
 #include "advisor/rule.h"
 #include "analyzer/timeline_analysis.h"
