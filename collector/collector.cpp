@@ -7,13 +7,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
+#include <bit>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 
 #include "collector/api_filter.h"
 #include "collector/nccl_profiler.h"
@@ -202,7 +201,6 @@ bool Collector::enableActivities(const CollectorOptions& options) {
   if (options.trace_cuda) {
     kinds.insert(kinds.end(), {{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels"},
                                {CUPTI_ACTIVITY_KIND_MEMCPY, "copies"},
-                               {CUPTI_ACTIVITY_KIND_MEMCPY2, "peer copies"},
                                {CUPTI_ACTIVITY_KIND_MEMSET, "memsets"},
                                {CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead"}});
   }
@@ -239,7 +237,7 @@ bool Collector::enableActivities(const CollectorOptions& options) {
              "and graphs (GPUSCOPE_ALL_API_CALLS=1 records every call)");
   }
   if (gate_->configured()) watchCaptureEdges();
-  if (flush_interval_.count() > 0) watchGraphs();
+  if (options.trace_cuda) watchContexts();
   // The program's own pause and resume (formats/bridge_marks.h) come as marks: only marks are watched for them.
   if (options.trace_nvtx) {
     for (CUpti_CallbackId cbid :
@@ -318,51 +316,39 @@ void Collector::watchCaptureEdges() {
   }
 }
 
-// A periodic flush while a JAX program's CUDA graphs ran made their kernels fail: a neural ODE (diffrax, its adaptive
-// solver in XLA's command buffers) ended with CUDA_ERROR_LAUNCH_FAILED at its first graph launch, in three runs of
-// three recorded with a flush each second; it ran whole with those flushes off (--trace cuda), with only API calls
-// recorded, and with XLA's command buffers off; bare CUPTI with the same activity kinds, or flushing every 100 ms
-// with kernels alone, did not fail it (bench/corpus/jax_diffrax_neural_ode, H200, driver 580.159.04, 2026-11-30).
-// Once the program instantiates a graph, records are fetched only as buffers fill, on a signal and at the end.
-namespace {
-
-constexpr CUpti_CallbackId kDriverInstantiates[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz};
-constexpr CUpti_CallbackId kRuntimeInstantiates[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithFlags_v11040,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_v12000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_ptsz_v12000};
-
-bool instantiatesGraph(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  auto in = [cbid](const auto& list) { return std::find(std::begin(list), std::end(list), cbid) != std::end(list); };
-  return (domain == CUPTI_CB_DOMAIN_DRIVER_API && in(kDriverInstantiates)) ||
-         (domain == CUPTI_CB_DOMAIN_RUNTIME_API && in(kRuntimeInstantiates));
+// CUPTI's peer-copy records (MEMCPY2) beside its copy records, with buffers flushed while the program ran, made a
+// JAX program's kernels fail: a neural ODE (diffrax; its solver's while loops in XLA's command buffers) ended with
+// CUDA_ERROR_LAUNCH_FAILED at its first conditional, every time (bench/corpus/jax_diffrax_neural_ode, H200, driver
+// 580.159.04, 2026-11-30). Bare CUPTI failed it the same with kernels, copies and peer copies and a flush every
+// 100 ms, and ran it whole with any two of those three (docs/reliability.md). A peer copy needs two GPUs in one
+// process: the peer-copy records go on at a second GPU's context, and from then on the periodic flush stays off.
+void Collector::watchContexts() {
+  if (subscriber_) cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 }
 
-}  // namespace
+// Any thread (CUPTI's resource callback): notes the context's device; the writer thread acts on a second one.
+void Collector::onContextCreated(const CUpti_ResourceData* resource) {
+  uint32_t device = 0;
+  if (!resource->context || cuptiGetDeviceId(resource->context, &device) != CUPTI_SUCCESS || device >= 64) return;
+  const uint64_t seen = devices_seen_.fetch_or(uint64_t{1} << device) | (uint64_t{1} << device);
+  if (std::popcount(seen) >= 2 && !second_device_.exchange(true)) buffers_.wake();  // before its first copy
+}
 
-void Collector::watchGraphs() {
-  if (!subscriber_) return;
-  for (CUpti_CallbackId cbid : kDriverInstantiates)
-    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-  for (CUpti_CallbackId cbid : kRuntimeInstantiates)
-    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+// The writer thread: the periodic flush stops first, then the peer-copy records go on (as the gate stands).
+void Collector::recordPeerCopies() {
+  peer_copies_ = true;
+  note(schema::Severity::kInfo, "periodic_flush_off", 1,
+       "the program opened a second GPU: peer copies are recorded from then on, and CUPTI's buffers were no longer "
+       "flushed each second (with peer copies recorded, that flush made a JAX program's kernels fail); records were "
+       "fetched as buffers filled, on a signal and at the end, so a program that ends with _exit or SIGKILL loses "
+       "its last partly filled buffers");
+  std::lock_guard lock(gate_switch_);
+  gated_kinds_.push_back(CUPTI_ACTIVITY_KIND_MEMCPY2);
+  if (recording_) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2);
 }
 
 void Collector::periodicFlush() {
-  if (!graphs_) {
-    cuptiActivityFlushAll(0);  // hands over buffers holding completed records; never under our lock
-    return;
-  }
-  if (graphs_noted_) return;
-  graphs_noted_ = true;
-  note(schema::Severity::kInfo, "periodic_flush_off", 1,
-       "the program instantiated CUDA graphs, and a flush of CUPTI's buffers while a JAX program's graphs ran made "
-       "its kernels fail: from then on records were fetched only as buffers filled, on a signal and at the end, so "
-       "a program that ends with _exit or SIGKILL loses those of its last buffers");
+  if (!peer_copies_) cuptiActivityFlushAll(0);  // hands over buffers holding completed records; never under our lock
 }
 
 namespace {
@@ -450,8 +436,8 @@ void CUPTIAPI Collector::callback(void* userdata, CUpti_CallbackDomain domain, C
                            state->notification.result);
     return;
   }
-  if (instantiatesGraph(domain, cbid)) {
-    c->graphs_ = true;
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) c->onContextCreated(static_cast<const CUpti_ResourceData*>(data));
     return;
   }
   if (c->gate_) c->onCaptureCallback(domain, cbid, data);
@@ -524,6 +510,7 @@ void Collector::writerLoop() {
     if (sem_trywait(&signal_flush_request_) == 0) finalFlushForSignal();
     if (gate_->configured() && gate_->tick(cuptiNow())) followGate();  // the window's edges
     const auto now = Clock::now();
+    if (second_device_ && !peer_copies_) recordPeerCopies();
     if (flush_interval_.count() > 0 && now - last_flush >= flush_interval_) {
       periodicFlush();
       last_flush = now;

@@ -92,7 +92,9 @@ class Collector {
   void selectApiCalls(bool on);
   void followGate();         // the gated record kinds switched on or off as the capture gate stands
   void watchCaptureEdges();  // the NVTX and profiler API callbacks the gate needs
-  void watchGraphs();
+  void watchContexts();      // a second GPU's context turns the peer-copy records on (see recordPeerCopies)
+  void onContextCreated(const CUpti_ResourceData* resource);
+  void recordPeerCopies();
   void periodicFlush();
   void onCaptureCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
   bool onNvtxCall(CUpti_CallbackId cbid, const CUpti_NvtxData* call);
@@ -139,9 +141,9 @@ class Collector {
   std::atomic<bool> failed_{false};
   std::atomic<bool> closed_{false};  // the file is finished; records arriving now are lost (and counted)
   std::atomic<int64_t> late_records_{0};
-  // The program instantiated a CUDA graph: from then on the periodic flush stays off (see watchGraphs).
-  std::atomic<bool> graphs_{false};
-  bool graphs_noted_ = false;  // the writer thread said so in the trace
+  std::atomic<uint64_t> devices_seen_{0};   // a bit per device ordinal with a context
+  std::atomic<bool> second_device_{false};  // set by the resource callback, acted on by the writer thread
+  bool peer_copies_ = false;                // the writer thread's: peer copies on, the periodic flush off
   std::chrono::milliseconds flush_interval_{1000};
   bool debug_ = false;
   std::atomic<int64_t> dropped_records_{0};

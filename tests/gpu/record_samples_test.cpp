@@ -23,6 +23,20 @@ using testing::TempDir;
 
 bool haveGpu() { return std::system("nvidia-smi -L >/dev/null 2>&1") == 0; }
 
+// The GPUs this process may use: those CUDA_VISIBLE_DEVICES names, where it is set, else the host's.
+int gpuCount() {
+  FILE* pipe = popen("nvidia-smi -L 2>/dev/null | grep -c '^GPU '", "r");
+  int count = 0;
+  if (pipe && std::fscanf(pipe, "%d", &count) != 1) count = 0;
+  if (pipe) pclose(pipe);
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    const std::string list = visible;
+    const int named = list.empty() ? 0 : 1 + static_cast<int>(std::count(list.begin(), list.end(), ','));
+    count = std::min(count, named);
+  }
+  return count;
+}
+
 // `gpuscope record OPTIONS -o TRACE -- PROGRAM`: gpuscope's exit status (the program's own, 128 + the signal
 // when a signal ended it, as a shell reports it; -1 if gpuscope itself was killed), what it printed, and the
 // trace if it opens.
@@ -105,15 +119,31 @@ TEST_F(RecordSample, ElementwiseChain) {
   EXPECT_NE(err_.find("gpuscope: wrote"), std::string::npos) << err_;
 }
 
-// A CUDA graph whose loop runs on the GPU (a while node): once the program instantiates a graph the collector stops
-// flushing CUPTI's buffers each second, which made a JAX program's kernels fail under recording (bench/corpus/
-// jax_diffrax_neural_ode), and the trace says so; the program runs whole. The replays span two seconds: flushes
-// were due.
-TEST_F(RecordSample, GraphsWithWhileNodesStopThePeriodicFlush) {
+// A CUDA graph whose loop runs on the GPU (a while node), replayed for two seconds: recorded whole, the periodic
+// flush left on (a one-GPU program never loses it).
+TEST_F(RecordSample, GraphsWithWhileNodesAreRecordedWhole) {
   TraceReader r = record("graph_while");
-  EXPECT_EQ(query(r, "SELECT count(*) FROM data_quality WHERE code = 'periodic_flush_off'"), 1);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM data_quality WHERE code = 'periodic_flush_off'"), 0);
   EXPECT_EQ(query(r, "SELECT count(*) FROM api_call_view WHERE name_text LIKE 'cudaGraphLaunch%'"), 1500);
   EXPECT_GE(query(r, "SELECT count(*) FROM kernel_view WHERE name_text LIKE 'damp(%'"), 1500);
+}
+
+// XLA's pattern: a graph with a copy node, a flag copied to the host and waited for, a kernel chosen by it; with
+// CUPTI's peer-copy records on as well, flushing while it ran made a JAX program fail (see Collector::watchContexts).
+TEST_F(RecordSample, GraphsCopiesAndHostBranchesRunWhole) {
+  TraceReader r = record("graph_copies");
+  EXPECT_EQ(query(r, "SELECT count(*) FROM kernel_view WHERE name_text LIKE 'branch(%'"), 40000);
+  EXPECT_GE(query(r, "SELECT count(*) FROM memcpy WHERE bytes = 4"), 40000);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM data_quality WHERE code = 'periodic_flush_off'"), 0);
+}
+
+// Two GPUs in one process: the peer copies are recorded (CUPTI's MEMCPY2, on at the second GPU's context) and the
+// trace says the periodic flush stopped.
+TEST_F(RecordSample, PeerCopiesOfTwoGpusAreRecorded) {
+  if (gpuCount() < 2) GTEST_SKIP() << "fewer than 2 GPUs here: peer copies need 2";
+  TraceReader r = record("peer_copy");
+  EXPECT_EQ(query(r, "SELECT count(*) FROM memcpy WHERE src_device_id = 0 AND dst_device_id = 1"), 100);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM data_quality WHERE code = 'periodic_flush_off'"), 1);
 }
 
 TEST_F(RecordSample, LaunchBound) {
@@ -219,6 +249,18 @@ std::string sourceFile(const std::string& relative) {
   return std::filesystem::exists(built) ? built : std::filesystem::absolute(relative).string();
 }
 
+// A JAX program that recording once failed (CUDA_ERROR_LAUNCH_FAILED at its solver's first conditional): a diffrax
+// neural ODE, the corpus's case, runs whole and prints what it prints plain.
+TEST_F(RecordSample, JaxWhileLoopsRunWholeUnderRecording) {
+  if (std::system("python3 -c 'import jax, diffrax' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "no JAX with diffrax for python3";
+  }
+  const std::string program = "python3 " + sourceFile("bench/corpus/jax_diffrax_neural_ode/program.py");
+  TraceReader r = recordCommand("diffrax", "", program, /*self_check=*/false);
+  EXPECT_NE(out_.find("ms/step"), std::string::npos) << out_ << err_;
+  EXPECT_GT(query(r, "SELECT count(*) FROM kernel"), 10000);
+}
+
 // record --torch on a GPT-2 training loop: the program's output unchanged, and the trace holding module
 // ranges on both passes, the optimizer step, the allocator's tensors and the roles of what it trains.
 TEST_F(RecordSample, TorchBridgeRecordsModulesAndTensors) {
@@ -244,20 +286,6 @@ TEST_F(RecordSample, TorchBridgeRecordsModulesAndTensors) {
   EXPECT_EQ(query(r, "SELECT count(*) FROM tensor_role WHERE role = 4"), 56);
 }
 
-// The GPUs this process may use: those CUDA_VISIBLE_DEVICES names, where it is set, else the host's.
-int gpuCount() {
-  FILE* pipe = popen("nvidia-smi -L 2>/dev/null | grep -c '^GPU '", "r");
-  int count = 0;
-  if (pipe && std::fscanf(pipe, "%d", &count) != 1) count = 0;
-  if (pipe) pclose(pipe);
-  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
-    const std::string list = visible;
-    const int named = list.empty() ? 0 : 1 + static_cast<int>(std::count(list.begin(), list.end(), ','));
-    count = std::min(count, named);
-  }
-  return count;
-}
-
 // record --torch of a 2-rank torchrun job: the program's output and exit code unchanged, one trace holding both
 // ranks (and the launcher), each rank's NCCL kernels, and the job view of `gpuscope stats`.
 TEST_F(RecordSample, TorchrunJobIsOneTraceOfItsRanks) {
@@ -277,6 +305,8 @@ TEST_F(RecordSample, TorchrunJobIsOneTraceOfItsRanks) {
   EXPECT_GE(query(r, "SELECT count(*) FROM collective_view WHERE operation_text = 'AllReduce' AND rank = 0"), 12);
   EXPECT_EQ(query(r, "SELECT count(*) FROM collective_view WHERE datatype_text IS NULL OR count <= 0"), 0);
   EXPECT_GT(query(r, "SELECT count(*) FROM environment"), 0);
+  // Each rank drives one GPU: no process opened a second one, so the periodic flush stayed on in both.
+  EXPECT_EQ(query(r, "SELECT count(*) FROM data_quality WHERE code = 'periodic_flush_off'"), 0);
   const std::string stats = dir_.path("ranks.txt");
   ASSERT_EQ(
       std::system(
