@@ -291,6 +291,18 @@ bool compilerMade(std::string_view name) {
          name.rfind("fusion", 0) == 0 || xlaSingleOp(name);
 }
 
+// A kernel a PyTorch program launched itself, compiled at run time with no C++ signature in its name (the author's
+// Triton kernels, an extern "C" kernel from a loaded module): PyTorch's own and its libraries' kernels carry their
+// parameter lists. Neither torch.compile nor gpuscope's runtime fuses across such a kernel, and the author who
+// wrote one has fused by hand (an MLP of the author's bias + GELU Triton kernels after each GEMM drew a wrong
+// fusion finding, triton_fused_mlp_infer, H200, 2026-11-30).
+bool hasAuthorsOwnKernel(const analysis::FusionPattern& p) {
+  for (size_t i = 0; i < p.kernels.size() && i < p.classes.size(); ++i) {
+    if (analysis::KernelKind{.cls = p.classes[i]}.fusable() && p.kernels[i].find('(') == std::string::npos) return true;
+  }
+  return false;
+}
+
 // A convolution and the elementwise kernels after it. PyTorch's fix, torch.compile, calls cuDNN's convolution as
 // a kernel of its own and fuses nothing into it (its pointwise kernels still run after it); cuDNN's fused epilogue
 // (gpuscope's runtime, XLA) is what folds them.
@@ -375,6 +387,7 @@ std::vector<const analysis::FusionPattern*> Context::chainsToFuse() const {
   for (const auto& p : chains) {
     if (std::any_of(p.kernels.begin(), p.kernels.end(), compilerMade)) continue;
     if (convolutionEpilogue(p) && framework == Framework::kPyTorch) continue;
+    if (framework == Framework::kPyTorch && hasAuthorsOwnKernel(p)) continue;
     if (!p.first_occurrence.empty() && trace.kernels.graph_id[p.first_occurrence.front()] != analysis::kNone) continue;
     if (!p.first_occurrence.empty() &&
         launchedInPhase(*this, p.first_occurrence.front(), {analysis::Phase::kOptimizer}))
