@@ -182,6 +182,38 @@ int32_t countWithin(const std::vector<int64_t>& sorted, int64_t start, int64_t e
                               std::lower_bound(sorted.begin(), sorted.end(), start));
 }
 
+// The start times, sorted, of a root module's backward ranges in a session (on autograd's threads, any of them);
+// `forwards_key` is the root's forward range name and " to the next".
+std::vector<int64_t> rootBackwards(const TraceData& t, int32_t session, const std::string& forwards_key) {
+  const std::string root = forwards_key.substr(0, forwards_key.find(" (forward)"));
+  std::vector<int64_t> starts;
+  for (size_t r = 0; r < t.nvtx.size(); ++r) {
+    Phase pass;
+    if (t.nvtx.session[r] != session || t.nvtx.kind[r] != schema::NvtxKind::kRange) continue;
+    const std::string& name = t.text(t.nvtx.name[r]);
+    if (isModuleRange(name) && moduleOfRange(name, pass) == root && pass == Phase::kBackward) {
+      starts.push_back(t.nvtx.start_ns[r]);
+    }
+  }
+  std::sort(starts.begin(), starts.end());
+  return starts;
+}
+
+// A forward with no backward after it is no micro-batch: an evaluation under no_grad each epoch made a full-batch
+// GCN's steps two forwards, called gradient accumulation, and kept CUDA graphs out of its plan
+// (pyg_gcn_arxiv_fullbatch, H200, 2026-11-30). The root's backward ranges are in the annotated steps only (the
+// bridge's hooks go after them): where those steps have them, each step's micro-batches are their median count.
+void countMicroBatches(const std::vector<int64_t>& backwards, std::vector<Iteration>& steps) {
+  std::vector<int64_t> counts;
+  for (const Iteration& step : steps) {
+    if (const int32_t n = countWithin(backwards, step.start_ns, step.end_ns); n > 0) counts.push_back(n);
+  }
+  if (counts.empty()) return;  // inference, or no annotated step: the forwards stand
+  std::sort(counts.begin(), counts.end());
+  const auto micro = static_cast<int32_t>(counts[counts.size() / 2]);
+  for (Iteration& step : steps) step.forwards = std::min(step.forwards, micro);
+}
+
 // PyTorch recorded with --torch: a step runs from one forward of a root module (a module range whose name
 // has no '.') to the next, its backward and optimizer step in between, though no one range spans it. The
 // last runs to the end of the last range of the default domain that starts in it on its thread: libraries'
@@ -225,6 +257,7 @@ void addModuleSteps(const TraceData& t, const LaunchesBySession& launches,
     }
     steps.push_back({starts.back(), end});
     for (Iteration& step : steps) step.forwards = countWithin(forwards, step.start_ns, step.end_ns);
+    countMicroBatches(rootBackwards(t, std::get<0>(key), std::get<2>(key)), steps);
   }
 }
 

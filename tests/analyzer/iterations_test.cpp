@@ -379,6 +379,31 @@ TEST(Iterations, MicroBatchesOfOneOptimizerStepAreOneStep) {
   EXPECT_EQ(it.list[1].kernels, 9);  // four forwards, four backwards and the optimizer's
 }
 
+// Full-batch training epochs, each evaluated under no_grad before it trains: two forwards of the model between
+// optimizer steps, one with a backward. The first three epochs are annotated (the root's backward range), the rest
+// hook-free (the bridge's hooks gone: forward ranges only). One micro-batch a step, not gradient accumulation.
+TEST(Iterations, AnEvaluationForwardIsNoMicroBatch) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int step = 0; step < 8; ++step) {
+    b.nvtx("GCN (forward)", t, t + 40'000);
+    b.kernel("eval", t + 2'000, t + 30'000);
+    b.nvtx("GCN (forward)", t + 50'000, t + 90'000);
+    b.kernel("fwd", t + 52'000, t + 80'000);
+    if (step < 3) b.nvtx("GCN (backward)", t + 95'000, t + 140'000, 2);
+    b.kernel("bwd", t + 100'000, t + 130'000);
+    b.nvtx("optimizer.step (Adam)", t + 150'000, t + 170'000);
+    b.kernel("adam", t + 151'000, t + 160'000);
+    t += 200'000;
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.marker, "GCN (forward) to the next");
+  ASSERT_EQ(it.list.size(), 8u);
+  for (const Iteration& step : it.list) EXPECT_EQ(step.forwards, 1);
+}
+
 // torchvision's transforms are modules: a DataLoader in the training process calls them per sample, and a trace
 // recorded where they were the only root ranges (the bridge's hooks gone before the model's first call) must not
 // take them for the model. They launch no kernel.
