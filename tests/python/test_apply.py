@@ -656,6 +656,14 @@ class ResultsChecked(PlanCase):
         self.assertIn("not checked: the program called Classifier.forward 8 times, the timing check needs 11",
                       support.bridge_lines(alone.stderr)[2])
 
+    def test_changed_results_are_rolled_back_before_the_timing_check(self):
+        # Six steps and the evaluation: too few calls for the timing check (8), but after a step whose blocks were
+        # recomputed (each counting its calls twice) the model's second call already differs from the run as
+        # written, and the fix goes at once, at the third.
+        lines = self.applied("--counter", "--steps", "6")
+        self.assertRegex(lines[2], r"checkpoint-1 \(checkpoint\): rolled back: changed results: the model's outputs at "
+                                   r"call 2 differs by [\d.]+ % from the run as written \(tolerance 0.1 %")
+
     def test_a_program_that_computes_other_values_each_run_is_not_compared(self):
         lines = self.applied("--unseeded")
         self.assertRegex(lines[3], r"^gpuscope apply: results not compared: the loss of step 1 differs by [\d.]+ % "

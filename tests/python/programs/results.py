@@ -1,8 +1,10 @@
 """A small classifier trained for a few steps, as a user would write it: a stack of like blocks in a ModuleList,
 each Linear, an optional BatchNorm1d and ReLU, then an evaluation. Prints the last loss and the evaluation's.
-Arguments: [--batchnorm] [--unseeded] [--steps N] [--host-ms MS] (host work of its own in each step, a sleep, which
-then sets the step's pace). With BatchNorm the evaluation depends on the running
-statistics the training forwards update, which a block recomputed under checkpointing updates twice."""
+Arguments: [--batchnorm] [--counter] [--unseeded] [--steps N] [--host-ms MS] (host work of its own in each step, a
+sleep, which then sets the step's pace). With BatchNorm the evaluation depends on the running
+statistics the training forwards update, which a block recomputed under checkpointing updates twice. With --counter
+each block counts its calls in a Python attribute and adds a hundredth of the count to its output (a schedule kept
+by the model), which a recomputation under checkpointing counts twice, and no restored buffer puts back."""
 
 import argparse
 import time
@@ -13,19 +15,23 @@ import torch.nn.functional as F
 
 
 class Block(nn.Module):
-    def __init__(self, width, batchnorm):
+    def __init__(self, width, batchnorm, counter=False):
         super().__init__()
         self.fc = nn.Linear(width, width)
         self.norm = nn.BatchNorm1d(width) if batchnorm else nn.Identity()
+        self.counter, self.seen = counter, 0
 
     def forward(self, x):
+        if self.counter:
+            self.seen += 1
+            x = x + 0.01 * self.seen
         return x + F.relu(self.norm(self.fc(x)))
 
 
 class Classifier(nn.Module):
-    def __init__(self, batchnorm, width=32, depth=4, classes=5):
+    def __init__(self, batchnorm, counter=False, width=32, depth=4, classes=5):
         super().__init__()
-        self.blocks = nn.ModuleList([Block(width, batchnorm) for _ in range(depth)])
+        self.blocks = nn.ModuleList([Block(width, batchnorm, counter) for _ in range(depth)])
         self.head = nn.Linear(width, classes)
 
     def forward(self, x):
@@ -37,13 +43,14 @@ class Classifier(nn.Module):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--batchnorm", action="store_true")
+    parser.add_argument("--counter", action="store_true")
     parser.add_argument("--unseeded", action="store_true")
     parser.add_argument("--steps", type=int, default=14)
     parser.add_argument("--host-ms", type=float, default=0)
     args = parser.parse_args()
     if not args.unseeded:
         torch.manual_seed(0)
-    model = Classifier(args.batchnorm)
+    model = Classifier(args.batchnorm, args.counter)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     x, y = torch.randn(64, 32), torch.randint(0, 5, (64,))
     for _ in range(args.steps):

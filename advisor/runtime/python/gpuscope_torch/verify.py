@@ -93,12 +93,15 @@ def written_call_s(model):
     return timed.get("per_call_s") or None
 
 
-def verdict(kinds, mine=None):
+def verdict(kinds, mine=None, losses=True):
     """Compares what the program computed so far (mine: values.snapshot() when not given) with the run as
-    written, allowing for the fixes in force from the start and the model's fixes of kinds. Returns (how the
-    results differ, in words, or None; what was compared and how closely, in words; empty without a reference)."""
+    written, allowing for the fixes in force from the start and the model's fixes of kinds; without losses, the
+    models' calls alone. Returns (how the results differ, in words, or None; what was compared and how closely, in
+    words; empty without a reference)."""
     if not _reference:
         return None, ""
+    if not losses:
+        mine = dict(mine or values.snapshot(), losses=[])
     first, later = _tolerance(_startup), _tolerance(_startup + _model_keys(kinds))
     worst, beyond, compared = values.compare(_reference[0], mine or values.snapshot(), first[:2], later[:2])
     if worst is None:
@@ -139,13 +142,14 @@ def watch(kinds, undo):
     """After the check keeps the model's fixes of kinds: compares the mean loss of each further window of steps
     as the program goes, and calls undo(reason) at the first beyond its tolerance. The losses are copied to the
     host behind the program's own work and read once copied, so the program never waits for the device."""
-    if not _reference or len(_reference[0]["losses"]) <= values.WINDOW or _ranks() > 1:
+    if not _reference or len(_reference[0]["losses"]) <= values.WINDOW or ranks() > 1:
         return  # in a job of several ranks they roll back together, at the check only (apply.py)
     _watching.update(kinds=list(kinds), undo=undo, copy=None)
     values.loss_listeners.append(_on_loss)
 
 
-def _ranks():
+def ranks():
+    """The processes of the job: its world size, 1 outside torch.distributed."""
     dist = torch.distributed
     return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
 
