@@ -182,23 +182,6 @@ int32_t countWithin(const std::vector<int64_t>& sorted, int64_t start, int64_t e
                               std::lower_bound(sorted.begin(), sorted.end(), start));
 }
 
-// The start times, sorted, of a root module's backward ranges in a session (on autograd's threads, any of them);
-// `forwards_key` is the root's forward range name and " to the next".
-std::vector<int64_t> rootBackwards(const TraceData& t, int32_t session, const std::string& forwards_key) {
-  const std::string root = forwards_key.substr(0, forwards_key.find(" (forward)"));
-  std::vector<int64_t> starts;
-  for (size_t r = 0; r < t.nvtx.size(); ++r) {
-    Phase pass;
-    if (t.nvtx.session[r] != session || t.nvtx.kind[r] != schema::NvtxKind::kRange) continue;
-    const std::string& name = t.text(t.nvtx.name[r]);
-    if (isModuleRange(name) && moduleOfRange(name, pass) == root && pass == Phase::kBackward) {
-      starts.push_back(t.nvtx.start_ns[r]);
-    }
-  }
-  std::sort(starts.begin(), starts.end());
-  return starts;
-}
-
 // A forward with no backward after it is no micro-batch: an evaluation under no_grad each epoch made a full-batch
 // GCN's steps two forwards, called gradient accumulation, and kept CUDA graphs out of its plan
 // (pyg_gcn_arxiv_fullbatch, H200, 2026-11-30). The root's backward ranges are in the annotated steps only (the
@@ -221,15 +204,22 @@ void countMicroBatches(const std::vector<int64_t>& backwards, std::vector<Iterat
 void addModuleSteps(const TraceData& t, const LaunchesBySession& launches,
                     std::map<RangeKey, std::vector<Iteration>>& groups) {
   std::map<RangeKey, std::vector<int64_t>> roots;  // start times of each root module's forward ranges
+  std::map<RangeKey, std::string> root_modules;    // the module each of those ranges names
   std::map<RangeKey, int32_t> launched;            // kernel launches inside them
+  // Start times of each root module's backward ranges, by process and module (on autograd's threads, any of them);
+  // sorted, as the ranges are.
+  std::map<std::pair<int32_t, std::string>, std::vector<int64_t>> backwards;
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
     const std::string& name = t.text(t.nvtx.name[r]);
     Phase pass;
     if (t.nvtx.kind[r] != schema::NvtxKind::kRange || !isModuleRange(name)) continue;
     const std::string module = moduleOfRange(name, pass);
-    if (pass != Phase::kForward || module.find('.') != std::string::npos) continue;
+    if (module.find('.') != std::string::npos) continue;
+    if (pass == Phase::kBackward) backwards[{t.nvtx.session[r], module}].push_back(t.nvtx.start_ns[r]);
+    if (pass != Phase::kForward) continue;
     const RangeKey key{t.nvtx.session[r], kNone, name + " to the next", t.nvtx.thread_id[r]};
     roots[key].push_back(t.nvtx.start_ns[r]);
+    root_modules[key] = module;
     if (const auto own = launches.find(t.nvtx.session[r]); own != launches.end()) {
       launched[key] += countWithin(own->second, t.nvtx.start_ns[r], t.nvtx.end_ns[r]);
     }
@@ -257,7 +247,7 @@ void addModuleSteps(const TraceData& t, const LaunchesBySession& launches,
     }
     steps.push_back({starts.back(), end});
     for (Iteration& step : steps) step.forwards = countWithin(forwards, step.start_ns, step.end_ns);
-    countMicroBatches(rootBackwards(t, std::get<0>(key), std::get<2>(key)), steps);
+    countMicroBatches(backwards[{std::get<0>(key), root_modules[key]}], steps);
   }
 }
 
