@@ -556,7 +556,7 @@ class ResultsChecked(PlanCase):
     """With the run as written's values (GPUSCOPE_VALUES_REF), the timing check also compares the results: a fix
     that changes them beyond its tolerance is rolled back, whatever its speed."""
 
-    def applied(self, *args, recorded=False, written_s=None, predicted_ns=1):
+    def applied(self, *args, recorded=False, written_s=None, predicted_ns=1, fix="checkpoint"):
         support.run_as_written("results.py", *args, values_out=self.tmp)
         if written_s is not None:  # the run as written's calls 5-7 said to have taken this long
             reference = pathlib.Path(self.tmp, "values-0.json")
@@ -568,7 +568,7 @@ class ResultsChecked(PlanCase):
             env.update(GPUSCOPE_TORCH="apply,record", GPUSCOPE_OUTPUT_DIR=self.tmp)
         # The plan's step as recorded: a second (this CPU's first calls of the model take half a second each, which
         # against a shorter step would read as compiling again).
-        plan = support.write_plan(self.tmp, [{"kind": "checkpoint"}], step_time_ns=10**9, predicted_ns=predicted_ns)
+        plan = support.write_plan(self.tmp, [{"kind": fix}], step_time_ns=10**9, predicted_ns=predicted_ns)
         result = support.run_ok(self, "results.py", *args, plan=plan, extra_env=env)
         return support.bridge_lines(result.stderr)
 
@@ -663,6 +663,14 @@ class ResultsChecked(PlanCase):
         lines = self.applied("--counter", "--steps", "6")
         self.assertRegex(lines[2], r"checkpoint-1 \(checkpoint\): rolled back: changed results: the model's outputs at "
                                    r"call 2 differs by [\d.]+ % from the run as written \(tolerance 0.1 %")
+
+    def test_a_compiled_forward_drawing_other_dropout_masks_keeps_the_compile(self):
+        # torch.nn.functional.dropout in the forward, no dropout module: compiled, the forward draws other random
+        # numbers than as written, and its outputs differ value by value. Only their shapes are compared.
+        lines = self.applied("--dropout", "0.3", fix="fusion")
+        self.assertRegex(lines[2], r"fusion-1 \(fusion\): (checked|rolled back: slower): ")
+        self.assertRegex(lines[3], r"^gpuscope apply: results as the run as written: .*the model's outputs \(their "
+                                   r"shapes only: dropout draws random numbers\)")
 
     def test_a_program_that_computes_other_values_each_run_is_not_compared(self):
         lines = self.applied("--unseeded")

@@ -53,6 +53,13 @@ class Noted(unittest.TestCase):
         # Each BatchNorm's running statistics share its index; its counter stands alone.
         self.assertEqual(calls[0]["buffer_groups"], [0, 0, -1, 1, 1, -1, 2, 2, -1, 3, 3, -1])
 
+    def test_calls_are_noted_random_only_where_they_drew_random_numbers(self):
+        self.assertFalse(any(call["random"] for call in self.values["models"][0]))
+        # Functional dropout, no dropout module to find: the generator the call moved tells. Two training calls
+        # drew; the evaluation's did not.
+        drew, _ = noted("--dropout", "0.2", "--steps", "2")
+        self.assertEqual([call["random"] for call in drew["models"][0]], [True, True, False])
+
     def test_the_sums_of_each_calls_inputs_are_noted(self):
         x = self.values["models"][0][0]["inputs"]
         self.assertEqual(len(x), 2)  # the one input batch: its sum and sum of magnitudes

@@ -1,7 +1,8 @@
 """A small classifier trained for a few steps, as a user would write it: a stack of like blocks in a ModuleList,
 each Linear, an optional BatchNorm1d and ReLU, then an evaluation. Prints the last loss and the evaluation's.
-Arguments: [--batchnorm] [--counter] [--unseeded] [--steps N] [--host-ms MS] (host work of its own in each step, a
-sleep, which then sets the step's pace). With BatchNorm the evaluation depends on the running
+Arguments: [--batchnorm] [--counter] [--unseeded] [--dropout P] [--steps N] [--host-ms MS] (host work of its own in
+each step, a sleep, which then sets the step's pace). --dropout: torch.nn.functional.dropout between the blocks, as
+PyTorch Geometric's examples call it (no dropout module). With BatchNorm the evaluation depends on the running
 statistics the training forwards update, which a block recomputed under checkpointing updates twice. With --counter
 each block counts its calls in a Python attribute and adds a hundredth of the count to its output (a schedule kept
 by the model), which a recomputation under checkpointing counts twice, and no restored buffer puts back."""
@@ -29,14 +30,15 @@ class Block(nn.Module):
 
 
 class Classifier(nn.Module):
-    def __init__(self, batchnorm, counter=False, width=32, depth=4, classes=5):
+    def __init__(self, batchnorm, counter=False, dropout=0.0, width=32, depth=4, classes=5):
         super().__init__()
+        self.dropout = dropout
         self.blocks = nn.ModuleList([Block(width, batchnorm, counter) for _ in range(depth)])
         self.head = nn.Linear(width, classes)
 
     def forward(self, x):
         for block in self.blocks:
-            x = block(x)
+            x = F.dropout(block(x), p=self.dropout, training=self.training)
         return self.head(x)
 
 
@@ -45,12 +47,13 @@ def main():
     parser.add_argument("--batchnorm", action="store_true")
     parser.add_argument("--counter", action="store_true")
     parser.add_argument("--unseeded", action="store_true")
+    parser.add_argument("--dropout", type=float, default=0.0)
     parser.add_argument("--steps", type=int, default=14)
     parser.add_argument("--host-ms", type=float, default=0)
     args = parser.parse_args()
     if not args.unseeded:
         torch.manual_seed(0)
-    model = Classifier(args.batchnorm, args.counter)
+    model = Classifier(args.batchnorm, args.counter, args.dropout)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     x, y = torch.randn(64, 32), torch.randint(0, 5, (64,))
     for _ in range(args.steps):

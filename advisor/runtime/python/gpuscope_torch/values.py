@@ -6,7 +6,8 @@ the run as the script wrote it.
   - the first CALLS calls of each model (a root module: the sums of its input tensors; its outputs' floating
     tensors, each by its shape, its sum, its sum of magnitudes and SAMPLE values evenly spaced through it; its
     buffers' sums (and sums of magnitudes) after the call: BatchNorm's running statistics, counters a forward
-    updates in place; and whether it drew random numbers, in an active dropout module),
+    updates in place; and whether it drew random numbers: an active dropout module, or a random generator the call
+    moved, as functional dropout does),
 and writes them to GPUSCOPE_VALUES_OUT/values-RANK.json at exit; then with the plan, where apply reads that
 file back (GPUSCOPE_VALUES_REF) and compares (verify.py): at its timing check, when the fixes can still be
 rolled back, then window by window while they stay, and at exit for the whole run.
@@ -49,6 +50,7 @@ _calls = {}  # id(root module) -> per call noted: (output shapes, a stats tensor
 _order = []  # root modules' ids in the order of their first call
 _inside = set()  # ids of the modules inside the models seen (a checkpointed block recomputed alone is no model)
 _depth = [0]
+_draws = [None]  # the CUDA generators' offsets when the outermost module call began (see _drew)
 _hooks = []
 _keep_hooks = [False]
 _stopped = []  # the error that stopped the noting, if one did
@@ -88,6 +90,8 @@ def install(output_dir="", keep_hooks=False, timed=False):
 
 def _pre(module, args):
     if not torch.compiler.is_compiling():
+        if _depth[0] == 0:
+            _draws[0] = _generator_offsets()
         _depth[0] += 1
 
 
@@ -173,7 +177,8 @@ def _noted(args, output, module):
         stats = [_stats(t.detach()) for t in outputs]
         named = list(module.named_buffers())[:BUFFERS]
         buffers = [_sums(b.detach()) for _, b in named]
-        return ([list(t.shape) for t in outputs], stats, torch.cat(buffers) if buffers else None, _random(module),
+        return ([list(t.shape) for t in outputs], stats, torch.cat(buffers) if buffers else None,
+                _random(module) or _drew(),
                 _input_sums(args), len(_losses), _buffer_groups(named))
 
 
@@ -200,6 +205,27 @@ def _random(module):
     forward draws other ones than the forward as written, so its outputs then differ value by value, and in
     their sums too."""
     return any(isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.training and m.p > 0 for m in module.modules())
+
+
+def _generator_offsets():
+    """Where the random generators stand: the CPU generator's state and the CUDA generators' offsets (host
+    values: no synchronisation), or None where they cannot be read (inside a CUDA graph capture)."""
+    try:
+        marks = [torch.default_generator.get_state()]
+        if torch.cuda.is_initialized():
+            marks += [g.get_offset() for g in torch.cuda.default_generators]
+        return marks
+    except (RuntimeError, AttributeError):
+        return None
+
+
+def _drew():
+    """Whether the call just ended moved a CUDA generator: it drew random numbers as torch.nn.functional.dropout
+    does, called by the model's own forward with no dropout module to find (PyTorch Geometric's GCN)."""
+    before, after = _draws[0], _generator_offsets()
+    if before is None or after is None:
+        return False
+    return not torch.equal(before[0], after[0]) or before[1:] != after[1:]
 
 
 def _sums(t):
