@@ -33,6 +33,9 @@ struct KernelKind {
   bool inside_library = false;
   // Of those, cuDNN's layout transforms between NCHW and NHWC (nchwToNhwc, nhwcToNchw).
   bool layout_transform = false;
+  // PyTorch's eager gathers and scatters (index_select, x[idx], gather, scatter_add): a compiler folds their
+  // indexed loads and stores into the kernels around them. Their class stays other (indexing).
+  bool indexed_access = false;
   // A GEMM or convolution in full fp32: FFMA/SIMT kernels, off the tensor cores.
   bool onCudaCores() const {
     return (cls == KernelClass::kGemm || cls == KernelClass::kConvolution) && precision == Precision::kFp32;
@@ -41,9 +44,9 @@ struct KernelKind {
   bool memoryBound() const {
     return cls == KernelClass::kElementwise || cls == KernelClass::kReduction || cls == KernelClass::kNormalization;
   }
-  // Work a fused kernel absorbs: the memory-bound classes and copy kernels (dtype casts, concatenations,
-  // transposes), which a compiler folds into the loads and stores around them.
-  bool fusable() const { return !inside_library && (memoryBound() || cls == KernelClass::kCopy); }
+  // Work a fused kernel absorbs: the memory-bound classes, copy kernels (dtype casts, concatenations,
+  // transposes) and eager gathers and scatters, which a compiler folds into the loads and stores around them.
+  bool fusable() const { return !inside_library && (memoryBound() || cls == KernelClass::kCopy || indexed_access); }
 };
 
 KernelKind classifyKernel(std::string_view name);

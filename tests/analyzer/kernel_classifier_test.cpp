@@ -170,6 +170,33 @@ TEST(KernelClassifier, OnlyMemoryBoundClassesAreFusionCandidates) {
   EXPECT_FALSE(transpose.fusable());
 }
 
+// Names from a PyTorch Geometric GCN's eager step (H200, 2026-11-30): torch.compile fused its gathers and
+// scatter_add with the edge weighting between them, and left index_add to ATen.
+TEST(KernelClassifier, EagerGathersAndScattersAreFusableButNotIndexAdd) {
+  const KernelKind gather = classifyKernel(
+      "void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, "
+      "int, long, long, long, long, bool)");
+  EXPECT_EQ(gather.cls, KernelClass::kOther);
+  EXPECT_TRUE(gather.indexed_access);
+  EXPECT_TRUE(gather.fusable());
+  EXPECT_TRUE(classifyKernel("void at::native::_scatter_gather_elementwise_kernel<128, 8, "
+                             "at::native::_cuda_scatter_gather_internal_kernel<true, float, long>::operator()"
+                             "<at::native::ReduceAdd>(at::TensorIterator&, long, long, long, "
+                             "at::native::ReduceAdd const&)::{lambda(int)#1}>(int)")
+                  .fusable());
+  EXPECT_TRUE(classifyKernel("void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<"
+                             "at::native::index_kernel_impl<at::native::OpaqueType<4> >>(int)")
+                  .fusable());
+  const KernelKind index_add = classifyKernel(
+      "void at::native::indexFuncLargeIndex<float, long, unsigned int, 2, 2, -2, true, at::native::(anonymous "
+      "namespace)::ReduceAdd>(at::cuda::detail::TensorInfo<float, unsigned int>, long, long, float)");
+  EXPECT_EQ(index_add.cls, KernelClass::kOther);
+  EXPECT_FALSE(index_add.fusable());
+  // Another library's gather is its own: only PyTorch's eager ones are what torch.compile folds.
+  EXPECT_FALSE(classifyKernel("loop_gather_fusion").fusable());
+  EXPECT_FALSE(classifyKernel("void embedding_backward_feature_kernel<float, float, long>(long*)").fusable());
+}
+
 TEST(KernelClassifier, EmptyAndOddNamesAreOther) {
   EXPECT_EQ(classifyKernel("").cls, KernelClass::kOther);
   EXPECT_EQ(classifyKernel("(").cls, KernelClass::kOther);
