@@ -208,12 +208,13 @@ def _random(module):
 
 
 def _generator_offsets():
-    """Where the random generators stand: the CPU generator's state and the CUDA generators' offsets (host
-    values: no synchronisation), or None where they cannot be read (inside a CUDA graph capture)."""
+    """Where the random generators stand: the CPU generator's state and the current GPU's generator's offset
+    (host values: no synchronisation; the other GPUs' generators are left alone, a torchrun rank touches its own),
+    or None where they cannot be read (inside a CUDA graph capture)."""
     try:
         marks = [torch.default_generator.get_state()]
         if torch.cuda.is_initialized():
-            marks += [g.get_offset() for g in torch.cuda.default_generators]
+            marks.append(torch.cuda.default_generators[torch.cuda.current_device()].get_offset())
         return marks
     except (RuntimeError, AttributeError):
         return None
