@@ -111,6 +111,7 @@ Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t dev
     }
     step.windows = analysis::mergeIntervals(annotated.windows);
     step.timed_windows = analysis::mergeIntervals(timed.windows);
+    step.timed_gpu_windows = analysis::mergeIntervals(timed.gpu_windows);
     step.between = std::move(timed.between);
     return step;
   }
@@ -475,7 +476,7 @@ Context buildContext(const TraceData& trace, int32_t session) {
     }
     const std::vector<analysis::DeviceActivity> activity = analysis::deviceActivity(trace);
     c.activity = activity[static_cast<size_t>(c.device)];
-    c.timeline = analysis::analyzeTimeline(trace, c.step.timed_windows, activity)[static_cast<size_t>(c.device)];
+    c.timeline = analysis::analyzeTimeline(trace, c.step.timed_gpu_windows, activity)[static_cast<size_t>(c.device)];
     c.compiles = analysis::runtimeCompiles(trace, c.session);
     c.compiler_work = analysis::annotatedCompiles(trace, c.session);
     c.paused_cost = analysis::pausedStepsCost(trace, c.session);

@@ -51,7 +51,8 @@ struct Step {
   // and its host work are measured on; otherwise the two are the same.
   std::vector<analysis::Interval> windows;
   std::vector<analysis::Interval> timed_windows;
-  std::vector<analysis::Interval> between;  // from each timed iteration's GPU end to the next one's start
+  std::vector<analysis::Interval> timed_gpu_windows;  // the GPU's view of them (analysis::StepWindows)
+  std::vector<analysis::Interval> between;            // from each timed iteration's GPU end to the next one's start
 };
 
 // The GPU work of one phase (forward, backward, optimizer) over the steady steps.

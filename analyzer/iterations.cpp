@@ -730,6 +730,12 @@ StepWindows stepWindows(const std::vector<Iteration>& list, const std::vector<bo
     if (!take[i]) continue;
     const int64_t end = std::max(list[i].end_ns, list[i].gpu_end_ns);
     s.windows.push_back({list[i].start_ns, end});
+    // Counted from the host's start, a BERT fine-tune's 12 timed steps after a pause held 12.9 steps of kernels:
+    // 7 % more GPU busy time a step than its steps ran.
+    int64_t gpu_start = list[i].start_ns;
+    if (i > 0 && !take[i - 1] && list[i - 1].kernels > 0)
+      gpu_start = std::clamp(list[i - 1].gpu_end_ns, gpu_start, end);
+    s.gpu_windows.push_back({gpu_start, end});
     if (i + 1 < take.size() && take[i + 1]) {
       // The host's start to start, or the GPU's where longer: a host that runs ahead of its GPU (replays of a
       // CUDA graph queued faster than they run) issues steps faster than they are done.

@@ -60,6 +60,9 @@ struct Iterations {
 // one's start.
 struct StepWindows {
   std::vector<Interval> windows, spans, between;
+  // The windows as the GPU runs them: a GPU behind its host still runs the step before when the first of a run
+  // of windows begins, so that window opens once those kernels are done (the host's stay `windows`).
+  std::vector<Interval> gpu_windows;
   std::vector<int64_t> periods;
 };
 
