@@ -168,16 +168,16 @@ KernelClass classFromWords(std::string_view function) {
   return KernelClass::kOther;
 }
 
-// PyTorch's eager indexing kernels whose every output element is one indexed load or store: index_select and
-// x[idx] (vectorized_gather_kernel, indexSelect*, index_elementwise_kernel), gather, scatter and scatter_add
-// (_scatter_gather_elementwise_kernel). torch.compile folds them into the kernels that produce or consume the
-// values: a PyTorch Geometric GCN's gathers, edge weighting and scatter_add (35.4 ms a step eager) became Triton
-// kernels of 8.4 ms on an H200. Not index_add (indexFunc*: Inductor leaves it to ATen, as it did there),
+// PyTorch's eager indexing kernels whose every output element is one indexed load or store: index_select
+// (vectorized_gather_kernel, indexSelect*), gather, scatter and scatter_add (_scatter_gather_elementwise_kernel);
+// x[idx]'s index_elementwise_kernel is elementwise already. torch.compile folds them into the kernels that produce or
+// consume the values: a PyTorch Geometric GCN's gathers, edge weighting and scatter_add (35.4 ms a step eager) became
+// Triton kernels of 8.4 ms on an H200. Not index_add (indexFunc*: Inductor leaves it to ATen, as it did there),
 // embedding backward or index_put with accumulation (sorts).
 bool isEagerGatherOrScatter(std::string_view lower) {
   if (lower.find("at::native") == std::string_view::npos) return false;
   return containsAny(lower, {"vectorized_gather_kernel", "indexselectlargeindex", "indexselectsmallindex",
-                             "index_elementwise_kernel", "_scatter_gather_elementwise_kernel"});
+                             "_scatter_gather_elementwise_kernel"});
 }
 
 }  // namespace
@@ -200,7 +200,7 @@ KernelKind classifyKernel(std::string_view name) {
     if (!matched) kind.cls = classFromWords(functionName(name));
   }
   kind.inside_library = kind.cls == KernelClass::kCopy && lower.find("cudnn") != std::string::npos;
-  kind.indexed_access = kind.cls == KernelClass::kOther && isEagerGatherOrScatter(lower);
+  kind.indexed_access = isEagerGatherOrScatter(lower);  // each name is one of the indexing rule's (other)
   kind.layout_transform = kind.inside_library && containsAny(lower, {"nchwtonhwc", "nhwctonchw"});
   if (kind.cls == KernelClass::kGemm || kind.cls == KernelClass::kConvolution || kind.cls == KernelClass::kAttention) {
     kind.precision = namedPrecision(lower, kind.cls != KernelClass::kAttention);

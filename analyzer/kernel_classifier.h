@@ -33,8 +33,8 @@ struct KernelKind {
   bool inside_library = false;
   // Of those, cuDNN's layout transforms between NCHW and NHWC (nchwToNhwc, nhwcToNchw).
   bool layout_transform = false;
-  // PyTorch's eager gathers and scatters (index_select, x[idx], gather, scatter_add): a compiler folds their
-  // indexed loads and stores into the kernels around them. Their class stays other (indexing).
+  // PyTorch's eager gathers and scatters (index_select, gather, scatter_add): a compiler folds their indexed
+  // loads and stores into the kernels around them. Their class stays other (indexing).
   bool indexed_access = false;
   // A GEMM or convolution in full fp32: FFMA/SIMT kernels, off the tensor cores.
   bool onCudaCores() const {

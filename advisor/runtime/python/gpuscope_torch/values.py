@@ -50,7 +50,7 @@ _calls = {}  # id(root module) -> per call noted: (output shapes, a stats tensor
 _order = []  # root modules' ids in the order of their first call
 _inside = set()  # ids of the modules inside the models seen (a checkpointed block recomputed alone is no model)
 _depth = [0]
-_draws = [None]  # the CUDA generators' offsets when the outermost module call began (see _drew)
+_draws = [None]  # where the random generators stood when the outermost module call began (see _drew)
 _hooks = []
 _keep_hooks = [False]
 _stopped = []  # the error that stopped the noting, if one did
@@ -91,7 +91,7 @@ def install(output_dir="", keep_hooks=False, timed=False):
 def _pre(module, args):
     if not torch.compiler.is_compiling():
         if _depth[0] == 0:
-            _draws[0] = _generator_offsets()
+            _draws[0] = _generator_marks()
         _depth[0] += 1
 
 
@@ -207,7 +207,7 @@ def _random(module):
     return any(isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.training and m.p > 0 for m in module.modules())
 
 
-def _generator_offsets():
+def _generator_marks():
     """Where the random generators stand: the CPU generator's state and the current GPU's generator's offset
     (host values: no synchronisation; the other GPUs' generators are left alone, a torchrun rank touches its own),
     or None where they cannot be read (inside a CUDA graph capture)."""
@@ -221,9 +221,10 @@ def _generator_offsets():
 
 
 def _drew():
-    """Whether the call just ended moved a CUDA generator: it drew random numbers as torch.nn.functional.dropout
-    does, called by the model's own forward with no dropout module to find (PyTorch Geometric's GCN)."""
-    before, after = _draws[0], _generator_offsets()
+    """Whether the call just ended moved the CPU's or the current GPU's random generator: it drew random numbers as
+    torch.nn.functional.dropout does, called by the model's own forward with no dropout module to find (PyTorch
+    Geometric's GCN)."""
+    before, after = _draws[0], _generator_marks()
     if before is None or after is None:
         return False
     return not torch.equal(before[0], after[0]) or before[1:] != after[1:]
