@@ -15,6 +15,7 @@ std::vector<Rule> allRules() {
   all.push_back(loadImbalanceRule());
   all.push_back(collectiveBandwidthRule());
   all.push_back(pinnedAllocationRule());
+  all.push_back(managedMemoryMigrationRule());
   all.push_back(outOfMemoryRiskRule());
   all.push_back(rankMemoryImbalanceRule());
   all.push_back(runtimeCompilationRule());

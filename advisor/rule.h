@@ -41,6 +41,7 @@ const Rule& allocationChurnRule();
 const Rule& preallocationRule();
 const Rule& stragglerRule();
 const Rule& pinnedAllocationRule();
+const Rule& managedMemoryMigrationRule();
 const Rule& outOfMemoryRiskRule();
 const Rule& rankMemoryImbalanceRule();
 const Rule& runtimeCompilationRule();

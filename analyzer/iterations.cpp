@@ -399,8 +399,11 @@ Iterations fromBoundaries(const TraceData& t, const std::vector<int64_t>& launch
   if (variation(counts) > kRegularity) return {};
   // A run of one kernel repeated is not a loop of steps: an iteration holds more than one kernel. Where a copy
   // opens each stretch, the copy is the step's work too: a camera pipeline uploads each frame, runs one kernel
-  // over it and reads it back (bench/corpus/cuda_pinned_staging_per_frame).
-  if (source != IterationSource::kCopyPattern && summarize(kernel_counts).median < 2) return {};
+  // over it and reads it back (bench/corpus/cuda_pinned_staging_per_frame). Where the host synchronises after
+  // each kernel, the host's work between is the step's too: a simulation's frame writes its inputs, runs one
+  // kernel and reads the result (bench/corpus/cuda_managed_particles).
+  const bool host_work_between = source == IterationSource::kCopyPattern || source == IterationSource::kHostSync;
+  if (!host_work_between && summarize(kernel_counts).median < 2) return {};
   // Nor is a loop that holds under a third of the kernels the program's main one: a set-up loop (weights
   // filled layer by layer) before a loop with no kernel of its own to mark its steps.
   int64_t held = 0;

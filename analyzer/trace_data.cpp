@@ -189,6 +189,13 @@ Status loadDescriptions(TraceReader& reader, TraceData& trace, Indexer& index) {
   }));
   std::stable_sort(trace.memory_usage.begin(), trace.memory_usage.end(),
                    [](const auto& a, const auto& b) { return a.timestamp_ns < b.timestamp_ns; });
+  GPUSCOPE_RETURN_IF_ERROR(reader.forEach<schema::UnifiedMemoryRow>([&](schema::UnifiedMemoryRow r) {
+    r.session_id = index.session(r.session_id);
+    trace.unified_memory.push_back(r);
+    return true;
+  }));
+  std::stable_sort(trace.unified_memory.begin(), trace.unified_memory.end(),
+                   [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
   Result<std::vector<schema::DataQualityRow>> quality = reader.readAll<schema::DataQualityRow>();
   if (!quality) return quality.status();
   trace.data_quality = std::move(*quality);

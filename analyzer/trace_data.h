@@ -126,10 +126,11 @@ struct TraceData {
   // What allocators that hand buffers out of their own reservation (XLA's) said they had in use, by time; the
   // rows' session_id is an index into sessions here.
   std::vector<schema::MemoryUsageRow> memory_usage;
-  std::vector<schema::NvlinkRow> nvlinks;            // the GPUs' NVLink connections, as each process saw them
-  std::vector<schema::EnvironmentRow> environment;   // the variables that change CUDA's, NCCL's, … behaviour
-  std::vector<schema::DataQualityRow> data_quality;  // as recorded by the collector
-  std::vector<std::string> load_warnings;            // what loading found doubtful (and how it was handled)
+  std::vector<schema::UnifiedMemoryRow> unified_memory;  // by start, sessions as indexes
+  std::vector<schema::NvlinkRow> nvlinks;                // the GPUs' NVLink connections, as each process saw them
+  std::vector<schema::EnvironmentRow> environment;       // the variables that change CUDA's, NCCL's, … behaviour
+  std::vector<schema::DataQualityRow> data_quality;      // as recorded by the collector
+  std::vector<std::string> load_warnings;                // what loading found doubtful (and how it was handled)
 
   const std::string& text(int32_t string_id) const;
   // A session's environment variable as recorded (environment table), "" when unset or not recorded.

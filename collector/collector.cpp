@@ -238,6 +238,7 @@ bool Collector::enableActivities(const CollectorOptions& options) {
   }
   if (gate_->configured()) watchCaptureEdges();
   if (options.trace_cuda) watchContexts();
+  if (options.trace_cuda) watchManagedAllocations();
   // The program's own pause and resume (formats/bridge_marks.h) come as marks: only marks are watched for them.
   if (options.trace_nvtx) {
     for (CUpti_CallbackId cbid :
@@ -347,6 +348,50 @@ void Collector::recordPeerCopies() {
   if (recording_) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2);
 }
 
+// Unified memory moves on demand, in page faults and migrations that no copy record shows: a kernel touching
+// managed pages the host wrote stalls while they come over. CUPTI's counters for it are configured once the
+// driver is up, and only for a program that allocates managed memory: every other program runs as before.
+void Collector::watchManagedAllocations() {
+  if (!subscriber_) return;
+  cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000);
+  cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged);
+}
+
+// The program's thread, as its first managed allocation returns (before it can touch the memory).
+void Collector::recordUnifiedMemory() {
+  const CUpti_ActivityUnifiedMemoryCounterKind kinds[] = {
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT, CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING};
+  CUpti_ActivityUnifiedMemoryCounterConfig config[std::size(kinds)] = {};
+  for (size_t i = 0; i < std::size(kinds); ++i) {
+    config[i].scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;
+    config[i].kind = kinds[i];
+    config[i].enable = 1;
+  }
+  CUptiResult r = cuptiActivityConfigureUnifiedMemoryCounter(config, std::size(kinds));
+  if (r == CUPTI_SUCCESS) {
+    std::lock_guard lock(gate_switch_);
+    gated_kinds_.push_back(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    if (recording_) r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  }
+  unified_memory_result_ = static_cast<int>(r);
+}
+
+void Collector::noteUnifiedMemory() {
+  const int r = unified_memory_result_;
+  if (r < 0) return;  // no managed allocation
+  if (r == CUPTI_SUCCESS) {
+    note(schema::Severity::kInfo, "unified_memory_recorded", 1,
+         "the program allocated managed memory: its migrations and page faults were recorded from then on");
+  } else {
+    note(schema::Severity::kWarning, "activity_unavailable", 1,
+         "CUPTI could not record unified memory's migrations and page faults: " +
+             cuptiError(static_cast<CUptiResult>(r)));
+  }
+}
+
 void Collector::periodicFlush() {
   if (!peer_copies_) cuptiActivityFlushAll(0);  // hands over buffers holding completed records; never under our lock
 }
@@ -438,6 +483,14 @@ void CUPTIAPI Collector::callback(void* userdata, CUpti_CallbackDomain domain, C
   }
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) c->onContextCreated(static_cast<const CUpti_ResourceData*>(data));
+    return;
+  }
+  const bool managed =
+      (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000) ||
+      (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged);
+  if (managed) {
+    const auto* call = static_cast<const CUpti_CallbackData*>(data);
+    if (call->callbackSite == CUPTI_API_EXIT && !c->managed_seen_.exchange(true)) c->recordUnifiedMemory();
     return;
   }
   if (c->gate_) c->onCaptureCallback(domain, cbid, data);
@@ -646,6 +699,7 @@ void Collector::finishFile() {
          std::to_string(lost) + " NCCL operations were not recorded: the writer fell behind");
   }
   noteCaptureGate();
+  noteUnifiedMemory();
   Status status = converter_->closeOpenRanges(end);
   if (status) status = writer_->append(sampleClocks(kSessionId, end));
   if (dropped_records_ > 0) {

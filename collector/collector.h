@@ -95,6 +95,9 @@ class Collector {
   void watchContexts();      // a second GPU's context turns the peer-copy records on (see recordPeerCopies)
   void onContextCreated(const CUpti_ResourceData* resource);
   void recordPeerCopies();
+  void watchManagedAllocations();  // the first managed allocation turns the unified-memory records on
+  void recordUnifiedMemory();
+  void noteUnifiedMemory();
   void periodicFlush();
   void onCaptureCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
   bool onNvtxCall(CUpti_CallbackId cbid, const CUpti_NvtxData* call);
@@ -141,9 +144,11 @@ class Collector {
   std::atomic<bool> failed_{false};
   std::atomic<bool> closed_{false};  // the file is finished; records arriving now are lost (and counted)
   std::atomic<int64_t> late_records_{0};
-  std::atomic<uint64_t> devices_seen_{0};   // a bit per device ordinal with a context
-  std::atomic<bool> second_device_{false};  // set by the resource callback, acted on by the writer thread
-  bool peer_copies_ = false;                // the writer thread's: peer copies on, the periodic flush off
+  std::atomic<uint64_t> devices_seen_{0};       // a bit per device ordinal with a context
+  std::atomic<bool> second_device_{false};      // set by the resource callback, acted on by the writer thread
+  bool peer_copies_ = false;                    // the writer thread's: peer copies on, the periodic flush off
+  std::atomic<bool> managed_seen_{false};       // set at the program's first managed allocation
+  std::atomic<int> unified_memory_result_{-1};  // CUPTI's answer to turning the unified-memory records on
   std::chrono::milliseconds flush_interval_{1000};
   bool debug_ = false;
   std::atomic<int64_t> dropped_records_{0};

@@ -96,6 +96,8 @@ Status RecordConverter::convert(const CUpti_Activity& record) {
     case CUPTI_ACTIVITY_KIND_DEVICE: return convertDevice(reinterpret_cast<const CUpti_ActivityDevice5&>(record));
     case CUPTI_ACTIVITY_KIND_CONTEXT: return convertContext(reinterpret_cast<const CUpti_ActivityContext3&>(record));
     case CUPTI_ACTIVITY_KIND_NVLINK: return convertNvlink(reinterpret_cast<const CUpti_ActivityNvLink4&>(record));
+    case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+      return convertUnifiedMemory(reinterpret_cast<const CUpti_ActivityUnifiedMemoryCounter3&>(record));
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
       return convertGraphTrace(reinterpret_cast<const CUpti_ActivityGraphTrace2&>(record));
     default:
@@ -256,6 +258,28 @@ Status RecordConverter::convertMemoryPool(const CUpti_ActivityMemoryPool3& p) {
   row.size_bytes = i64(p.size);
   row.release_threshold_bytes = i64(p.releaseThreshold);
   if (row.op == PoolOp::kTrimmed) row.utilized_bytes = i64(p.utilizedSize);
+  return writer_.append(row);
+}
+
+// CUPTI's counter kinds are numbered as MigrationKind; one it adds later is stored as unknown. Where CUPTI gives
+// no end (CPU faults, thrashing, remote maps) or no processor, none is stored.
+Status RecordConverter::convertUnifiedMemory(const CUpti_ActivityUnifiedMemoryCounter3& u) {
+  UnifiedMemoryRow row{session_id_};
+  const bool known = u.counterKind > CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_UNKNOWN &&
+                     u.counterKind < CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_COUNT;
+  row.kind = known ? static_cast<MigrationKind>(u.counterKind) : MigrationKind::kUnknown;
+  const bool ends = row.kind == MigrationKind::kToDevice || row.kind == MigrationKind::kToHost ||
+                    row.kind == MigrationKind::kDeviceToDevice || row.kind == MigrationKind::kDeviceFault ||
+                    row.kind == MigrationKind::kThrottling;
+  row.start_ns = i64(u.start);
+  row.end_ns = ends && u.end >= u.start ? i64(u.end) : row.start_ns;
+  row.value = i64(u.value);
+  row.address = i64(u.address);
+  if (row.kind != MigrationKind::kHostFault) row.source_id = u.srcId;
+  const bool moves = row.kind == MigrationKind::kToDevice || row.kind == MigrationKind::kToHost ||
+                     row.kind == MigrationKind::kDeviceToDevice || row.kind == MigrationKind::kRemoteMap;
+  if (moves) row.destination_id = u.dstId;
+  row.flags = u.flags;
   return writer_.append(row);
 }
 

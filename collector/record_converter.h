@@ -49,6 +49,7 @@ class RecordConverter {
   Status convertOverhead(const CUpti_ActivityOverhead3& o);
   Status convertDevice(const CUpti_ActivityDevice5& d);
   Status convertNvlink(const CUpti_ActivityNvLink4& l);
+  Status convertUnifiedMemory(const CUpti_ActivityUnifiedMemoryCounter3& u);
   Status convertContext(const CUpti_ActivityContext3& c);
   Status convertGraphTrace(const CUpti_ActivityGraphTrace2& g);
 

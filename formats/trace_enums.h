@@ -77,6 +77,34 @@ struct EnumInfo<MemoryKind> {
   };
 };
 
+// CUpti_ActivityUnifiedMemoryCounterKind: what moved unified memory, or what it cost.
+enum class MigrationKind : int64_t {
+  kUnknown = 0,
+  kToDevice = 1,
+  kToHost = 2,
+  kHostFault = 3,
+  kDeviceFault = 4,
+  kThrashing = 5,
+  kThrottling = 6,
+  kRemoteMap = 7,
+  kDeviceToDevice = 8,
+};
+template <>
+struct EnumInfo<MigrationKind> {
+  static constexpr std::string_view kTable = "enum_migration_kind";
+  static constexpr EnumValue kValues[] = {
+      {0, "unknown", "not reported"},
+      {1, "to_device", "pages migrated from the host to a GPU"},
+      {2, "to_host", "pages migrated from a GPU to the host"},
+      {3, "host_fault", "a CPU page fault on unified memory"},
+      {4, "device_fault", "a group of GPU page faults on unified memory (the GPU stalls until it is served)"},
+      {5, "thrashing", "the driver saw a region moving back and forth between processors"},
+      {6, "throttling", "the driver throttled a processor's faults on a thrashing region"},
+      {7, "remote_map", "the driver mapped a region remotely instead of migrating it"},
+      {8, "device_to_device", "pages migrated from one GPU to another"},
+  };
+};
+
 // CUpti_ActivitySynchronizationType.
 enum class SyncKind : int64_t {
   kUnknown = 0,

@@ -17,14 +17,15 @@
 
 namespace gpuscope::schema {
 
-inline constexpr int64_t kSchemaVersion = 4;
+inline constexpr int64_t kSchemaVersion = 5;
 // Tables added after version 1, with the version that added them: in older traces a reader finds them empty.
 struct AddedTable {
   std::string_view name;
   int64_t version;
 };
 inline constexpr AddedTable kAddedTables[] = {{"allocator_event", 2}, {"tensor_role", 2}, {"collective", 3},
-                                              {"environment", 3},     {"nvlink", 3},      {"memory_usage", 4}};
+                                              {"environment", 3},     {"nvlink", 3},      {"memory_usage", 4},
+                                              {"unified_memory", 5}};
 // PRAGMA application_id of every gpuscope trace ("GPUS"), so other SQLite files are told apart.
 inline constexpr int64_t kApplicationId = 0x47505553;
 
@@ -581,6 +582,44 @@ struct TableOf<MemoryUsageRow> {
       GPUSCOPE_COL(MemoryUsageRow, limit_bytes, "The most the allocator may hold, bytes (bytes_limit)."));
 };
 
+// Unified (managed) memory moved on demand: CUPTI's unified-memory counters, recorded once the program allocates
+// managed memory. Processor ids are CUPTI's: a GPU's device ordinal, or the CPU's id for the host.
+struct UnifiedMemoryRow {
+  friend bool operator==(const UnifiedMemoryRow&, const UnifiedMemoryRow&) = default;
+  int64_t session_id = 0;
+  MigrationKind kind = MigrationKind::kUnknown;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t value = 0;
+  int64_t address = 0;
+  std::optional<int64_t> source_id;
+  std::optional<int64_t> destination_id;
+  int64_t flags = 0;
+};
+inline constexpr std::string_view kUnifiedMemoryIndexes[] = {"start_ns"};
+template <>
+struct TableOf<UnifiedMemoryRow> {
+  static constexpr auto kTable = indexedTable<UnifiedMemoryRow>(
+      "unified_memory",
+      "Unified memory moved or faulted on demand (CUPTI UNIFIED_MEMORY_COUNTER), recorded from the program's first "
+      "managed allocation on.",
+      kUnifiedMemoryIndexes, GPUSCOPE_COL(UnifiedMemoryRow, session_id, "Session.", "session"),
+      GPUSCOPE_COL(UnifiedMemoryRow, kind, "What happened."),
+      GPUSCOPE_COL(UnifiedMemoryRow, start_ns,
+                   "Migration began on the GPU, or the driver began serving the fault, ns."),
+      GPUSCOPE_COL(UnifiedMemoryRow, end_ns,
+                   "Migration ended, or the faulting accesses were queued for replay, ns; start_ns where CUPTI gives "
+                   "no end (CPU faults, thrashing, remote maps)."),
+      GPUSCOPE_COL(UnifiedMemoryRow, value,
+                   "Bytes for migrations, thrashing and remote maps; faults in the group for a GPU fault; the "
+                   "faulting instruction's address for a CPU fault."),
+      GPUSCOPE_COL(UnifiedMemoryRow, address, "Virtual address of the pages (as a signed 64-bit integer)."),
+      GPUSCOPE_COL(UnifiedMemoryRow, source_id, "Processor the pages came from (or that faulted)."),
+      GPUSCOPE_COL(UnifiedMemoryRow, destination_id, "Processor the pages went to."),
+      GPUSCOPE_COL(UnifiedMemoryRow, flags,
+                   "CUPTI's flags: the access type of a GPU fault, the cause of a migration or remote map."));
+};
+
 struct NvtxRow {
   friend bool operator==(const NvtxRow&, const NvtxRow&) = default;
   int64_t session_id = 0;
@@ -716,17 +755,18 @@ struct TableOf<DataQualityRow> {
 #undef GPUSCOPE_COL
 
 // Every table of the trace, in creation order.
-using AllRows = std::tuple<TraceInfoRow, StringRow, SessionRow, ClockSyncRow, DeviceRow, NvlinkRow, ContextRow,
-                           ThreadRow, KernelConfigRow, KernelRow, MemcpyRow, MemsetRow, GraphLaunchRow, ApiCallRow,
-                           SyncRow, MemoryEventRow, MemoryPoolEventRow, AllocatorEventRow, TensorRoleRow,
-                           MemoryUsageRow, NvtxRow, CollectiveRow, EnvironmentRow, OverheadRow, DataQualityRow>;
+using AllRows =
+    std::tuple<TraceInfoRow, StringRow, SessionRow, ClockSyncRow, DeviceRow, NvlinkRow, ContextRow, ThreadRow,
+               KernelConfigRow, KernelRow, MemcpyRow, MemsetRow, GraphLaunchRow, ApiCallRow, SyncRow, MemoryEventRow,
+               MemoryPoolEventRow, AllocatorEventRow, TensorRoleRow, MemoryUsageRow, UnifiedMemoryRow, NvtxRow,
+               CollectiveRow, EnvironmentRow, OverheadRow, DataQualityRow>;
 // Tables whose rows are events on a timeline; the others describe the file, its processes and devices.
 using EventRows =
     std::tuple<KernelRow, MemcpyRow, MemsetRow, GraphLaunchRow, ApiCallRow, SyncRow, MemoryEventRow, MemoryPoolEventRow,
-               AllocatorEventRow, MemoryUsageRow, NvtxRow, CollectiveRow, OverheadRow>;
+               AllocatorEventRow, MemoryUsageRow, UnifiedMemoryRow, NvtxRow, CollectiveRow, OverheadRow>;
 // Every enum stored in the trace, each with its lookup table.
-using AllEnums = std::tuple<ApiKind, CopyKind, MemoryKind, SyncKind, MemoryOp, PoolOp, AllocatorAction, TensorRole,
-                            NvtxKind, OverheadKind, Severity>;
+using AllEnums = std::tuple<ApiKind, CopyKind, MemoryKind, MigrationKind, SyncKind, MemoryOp, PoolOp, AllocatorAction,
+                            TensorRole, NvtxKind, OverheadKind, Severity>;
 
 template <typename Row>
 constexpr const auto& tableOf() {

@@ -1035,6 +1035,48 @@ TEST(Advisor, PinnedAllocationOnBuiltTraces) {
   EXPECT_FALSE(adviceOnPinning(false).find("pinned_allocation"));
 }
 
+// A particle simulation on unified memory, one kernel a 60 ms frame between the host's writes and reads: the
+// kernel's reads fault 48 MiB over (19.2 ms of faults and migrations inside it), and the host's writes to the
+// next frame's inputs pull 8 MiB back first (4 ms).
+// Without the migrations (the data placed ahead of use), no finding.
+Advice adviceOnManagedMemory(bool migrating) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("managed.gpuscope"));
+  for (int frame = 0; frame < 12; ++frame) {
+    const int64_t t = 1'000'000 + frame * 60'000'000;
+    b.kernel("integrate(Particle*, float const*, int, float)", t + 30'000'000, t + 52'000'000, 7, t + 29'990'000);
+    b.api("cudaDeviceSynchronize", t + 30'000'000, t + 52'010'000);
+    if (!migrating) continue;
+    for (int group = 0; group < 24; ++group) {  // 24 fault groups, each followed by its 2 MiB migration
+      const int64_t g = t + 31'000'000 + group * 800'000;
+      schema::UnifiedMemoryRow fault{1, schema::MigrationKind::kDeviceFault, g, g + 300'000, 12};
+      schema::UnifiedMemoryRow move{1, schema::MigrationKind::kToDevice, g + 300'000, g + 800'000, 2 << 20};
+      b.row(fault);
+      b.row(move);
+    }
+    schema::UnifiedMemoryRow back{1, schema::MigrationKind::kToHost, t + 5'000'000, t + 9'000'000, 8 << 20};
+    schema::UnifiedMemoryRow cpu_fault{1, schema::MigrationKind::kHostFault, t + 5'000'000, t + 5'000'000};
+    b.row(back);
+    b.row(cpu_fault);
+  }
+  EXPECT_TRUE(b.finish());
+  return adviceOnPath(dir.path("managed.gpuscope"));
+}
+
+TEST(Advisor, ManagedMemoryMigratingOnDemandOnBuiltTraces) {
+  const Advice a = adviceOnManagedMemory(true);
+  const Finding* f = a.find("managed_memory_migration");
+  ASSERT_TRUE(f);
+  // (the first frame's writes come before the trace's first step opens: 11 of them in 12 steps)
+  EXPECT_NE(f->evidence[0].text.find("48.0 MiB per step migrated to the GPU and 7.3 MiB back"), std::string::npos)
+      << f->evidence[0].text;
+  EXPECT_NE(f->evidence[1].text.find("24 GPU page-fault groups and 0.9 CPU page faults per step"), std::string::npos)
+      << f->evidence[1].text;
+  EXPECT_GT(f->gain.time_ns, 21'000'000);  // the faults and migrations merged: 23.2 ms a frame, less the edges
+  EXPECT_LE(f->gain.time_ns, 23'200'000);
+  EXPECT_FALSE(adviceOnManagedMemory(false).find("managed_memory_migration"));
+}
+
 // A fine-tune whose batches are padded to their longest sequence: in every step but the repeated-length ones, the
 // forward's thread spends 30 ms with no CUDA call (cuDNN compiling the new length's attention kernel), loads the
 // module and launches it. With the lengths repeating (every step a length seen before), no compile.
@@ -1178,7 +1220,7 @@ TEST(Advisor, RulesHaveUniqueIdsAndThresholds) {
     EXPECT_TRUE(ids.insert(r.id).second) << r.id;
     EXPECT_FALSE(r.fires_when.empty() || r.reads.empty() || r.why.empty() || r.verify.empty()) << r.id;
   }
-  EXPECT_EQ(ids.size(), 26u);
+  EXPECT_EQ(ids.size(), 27u);
 }
 
 }  // namespace

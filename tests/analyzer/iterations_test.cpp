@@ -326,6 +326,24 @@ TEST(Iterations, OneKernelAFrameBetweenAnUploadAndAReadBackIsAStep) {
   for (const Iteration& i : it.list) EXPECT_EQ(i.kernels, 1);
 }
 
+// A simulation frame: the host writes its inputs, runs one kernel, synchronises and reads the result. One kernel a
+// frame is a loop of frames where the host synchronises after each and works between them.
+TEST(Iterations, OneKernelAFrameBetweenHostSynchronisationsIsAStep) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int frame = 0; frame < 30; ++frame) {
+    b.kernel("integrate(Particle*, float const*, int, float)", t + 40'000'000, t + 57'000'000, 7, t + 39'990'000);
+    b.api("cudaDeviceSynchronize", t + 40'000'000, t + 57'010'000);
+    t += 67'000'000;
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.source, IterationSource::kHostSync);
+  EXPECT_GE(it.list.size(), 28u);
+  for (const Iteration& i : it.list) EXPECT_EQ(i.kernels, 1);
+}
+
 // record --torch: the model's forward ranges imply steps (forward to forward, its backward and optimizer step
 // between), but a program's own step ranges, when it has them, win.
 TEST(Iterations, ModuleRangesGiveStepsUnlessTheProgramMarksItsOwn) {

@@ -66,7 +66,7 @@ TEST(Cli, TheIterationsReportNamesThePausedSteps) {
 TEST(Cli, VersionAndHelp) {
   CliRun v = gpuscope({"--version"});
   EXPECT_EQ(v.status, 0);
-  EXPECT_NE(v.out.find("gpuscope 0.1.0 (trace schema 4)"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("gpuscope 0.1.0 (trace schema 5)"), std::string::npos) << v.out;
   CliRun h = gpuscope({"--help"});
   EXPECT_EQ(h.status, 0);
   for (const char* cmd : {"record", "stats", "advise", "export", "import", "diff", "merge", "apply"}) {

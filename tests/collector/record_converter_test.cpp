@@ -236,6 +236,32 @@ TEST_F(ConverterTest, AllocationsFreesAndHighAddresses) {
   EXPECT_FALSE((*events)[0].pool_address.has_value());
 }
 
+// Unified memory's counters: a migration keeps its span, bytes and both processors; a CPU fault has no end and
+// no processor in CUPTI's record, and none is stored.
+TEST_F(ConverterTest, UnifiedMemoryMigrationsAndFaults) {
+  CUpti_ActivityUnifiedMemoryCounter3 u{};
+  u.kind = CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;
+  u.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD;
+  u.value = 2 << 20, u.start = 1'000, u.end = 81'000, u.address = 0x7f0000200000ULL, u.srcId = 0, u.dstId = 1;
+  convert(u);
+  u.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT;
+  u.value = 0x401234, u.start = 90'000, u.end = 12;  // CUPTI leaves the end undefined
+  convert(u);
+  TraceReader r = finishAndRead();
+  Result<std::vector<UnifiedMemoryRow>> rows = r.readAll<UnifiedMemoryRow>();
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].kind, MigrationKind::kToDevice);
+  EXPECT_EQ((*rows)[0].end_ns - (*rows)[0].start_ns, 80'000);
+  EXPECT_EQ((*rows)[0].value, 2 << 20);
+  EXPECT_EQ((*rows)[0].source_id, 0);
+  EXPECT_EQ((*rows)[0].destination_id, 1);
+  EXPECT_EQ((*rows)[1].kind, MigrationKind::kHostFault);
+  EXPECT_EQ((*rows)[1].end_ns, (*rows)[1].start_ns);
+  EXPECT_FALSE((*rows)[1].source_id.has_value());
+  EXPECT_FALSE((*rows)[1].destination_id.has_value());
+}
+
 TEST_F(ConverterTest, DevicePropertiesAndUnknownKinds) {
   CUpti_ActivityDevice5 d{};
   d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
