@@ -49,27 +49,46 @@ constexpr Rule kRule = {
     .verify = "Record again: `gpuscope advise` finds no on-demand migration worth fixing, and the step is shorter.",
     .check = managedMemoryMigration};
 
+// CPU faults within this of one another are one stretch of the host's faulting through its loop.
+constexpr int64_t kHostFaultGapNs = 1'000'000;
+
 struct Migrations {
   int64_t to_device_bytes = 0, to_host_bytes = 0, device_faults = 0, host_faults = 0;
   std::vector<analysis::Interval> busy;  // migrations and the GPU's fault handling, merged
+  int64_t host_faulting_ns = 0;          // the host's stretches of CPU faults, first to last in each
   int64_t first_ns = -1;
 };
 
+// The stretches in which the host kept faulting: CUPTI gives a CPU fault no duration, so only their span is known.
+int64_t hostFaultingTime(const std::vector<int64_t>& faults) {
+  int64_t total = 0;
+  for (size_t i = 0, first = 0; i < faults.size(); ++i) {
+    if (i + 1 == faults.size() || faults[i + 1] - faults[i] > kHostFaultGapNs) {
+      total += faults[i] - faults[first];
+      first = i + 1;
+    }
+  }
+  return total;
+}
+
 Migrations migrationsInSteps(const Context& c) {
   Migrations m;
+  std::vector<int64_t> host_faults;
   for (const schema::UnifiedMemoryRow& u : c.trace.unified_memory) {
     if (u.session_id != c.session || !c.programsInTimedSteps(u.start_ns)) continue;
     switch (u.kind) {
       case MigrationKind::kToDevice: m.to_device_bytes += u.value; break;
       case MigrationKind::kToHost: m.to_host_bytes += u.value; break;
       case MigrationKind::kDeviceFault: ++m.device_faults; break;
-      case MigrationKind::kHostFault: ++m.host_faults; continue;  // no duration
+      case MigrationKind::kHostFault: host_faults.push_back(u.start_ns); continue;  // no duration
       default: continue;
     }
     if (m.first_ns < 0) m.first_ns = u.start_ns;
     if (u.end_ns > u.start_ns) m.busy.push_back({u.start_ns, u.end_ns});
   }
   m.busy = analysis::mergeIntervals(std::move(m.busy));
+  m.host_faults = static_cast<int64_t>(host_faults.size());
+  m.host_faulting_ns = hostFaultingTime(host_faults);
   return m;
 }
 
@@ -95,6 +114,13 @@ std::optional<Finding> managedMemoryMigration(const Context& c) {
                             "GPU's fault handling take " +
                             formatDuration(migrating) + " per step",
                         {stepRef(c)}});
+  if (m.host_faults > 0) {
+    f.evidence.push_back({"the host faulted through " + formatDuration(c.perTimedStep(m.host_faulting_ns)) +
+                              " per step of its own loops (first to last CPU fault of each stretch); CUPTI gives a "
+                              "CPU fault no duration, so how much of that the faults cost is not known and the "
+                              "gain leaves it out",
+                          {stepRef(c)}});
+  }
   f.gain = timeGain(c, migrating,
                     "the time the on-demand migrations and the GPU's page-fault handling took in the steady steps "
                     "(CUPTI's unified-memory records, merged): placed ahead of use, data that must move still "

@@ -117,6 +117,7 @@ TEST_F(RecordSample, ElementwiseChain) {
             0)
       << "every kernel has its launch";
   EXPECT_NE(err_.find("gpuscope: wrote"), std::string::npos) << err_;
+  EXPECT_EQ(query(r, "SELECT count(*) FROM unified_memory"), 0);  // no managed allocation, nothing turned on
 }
 
 // A CUDA graph whose loop runs on the GPU (a while node), replayed for two seconds: recorded whole, the periodic
@@ -174,6 +175,18 @@ TEST_F(RecordSample, MemoryLeak) {
   TraceReader r = record("memory_leak");
   EXPECT_EQ(query(r, "SELECT count(*) FROM memory_event WHERE op = 1 AND memory_kind = 3 AND bytes = 8388608"), 64);
   EXPECT_EQ(query(r, "SELECT count(*) FROM memory_event WHERE op = 2 AND memory_kind = 3 AND bytes = 8388608"), 64);
+}
+
+// Unified memory's migrations and faults, recorded from the program's first managed allocation: both ways in every
+// turn, and a note that says so. A program with no managed memory records none (ElementwiseChain).
+TEST_F(RecordSample, ManagedMemoryMigrationsAreRecorded) {
+  TraceReader r = record("managed_memory");
+  EXPECT_EQ(query(r, "SELECT count(*) FROM kernel"), 20);
+  EXPECT_GE(query(r, "SELECT sum(value) FROM unified_memory WHERE kind = 1"), 20 * (32 << 20) / 2);  // to the GPU
+  EXPECT_GE(query(r, "SELECT count(*) FROM unified_memory WHERE kind = 2"), 20);                     // back
+  EXPECT_GE(query(r, "SELECT count(*) FROM unified_memory WHERE kind = 4"), 20);                     // GPU fault groups
+  EXPECT_GE(query(r, "SELECT count(*) FROM unified_memory WHERE kind = 3"), 20);                     // CPU faults
+  EXPECT_EQ(query(r, "SELECT count(*) FROM data_quality WHERE code = 'unified_memory_recorded'"), 1);
 }
 
 TEST_F(RecordSample, MultiStreamOverlaps) {
