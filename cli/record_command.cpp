@@ -16,8 +16,9 @@ namespace {
 constexpr OptionSpec kOptions[] = {
     {"output", 'o', "FILE", "trace file to write (default: gpuscope-PROGRAM.gpuscope)"},
     {"trace", 0, "LIST",
-     "what to record, comma-separated: cuda (GPU work), api (CUDA calls), nvtx, memory (default: those four); "
-     "sync adds CUPTI's synchronisation records (which stream or event was waited on), at a cost of about 2 us "
+     "what to record, comma-separated: cuda (GPU work), api (CUDA calls), nvtx, memory, um (unified memory's "
+     "migrations and page faults, from the program's first managed allocation) (default: those five); sync adds "
+     "CUPTI's synchronisation records (which stream or event was waited on), at a cost of about 2 us "
      "per CUDA runtime call"},
     {"delay", 0, "SECONDS", "record only from SECONDS after the program starts"},
     {"duration", 0, "SECONDS", "record only for SECONDS (after --delay)"},
@@ -46,14 +47,14 @@ constexpr OptionSpec kOptions[] = {
 // The --trace list, or a usage error naming the item gpuscope does not know.
 Result<std::string> traceList(const ParsedArgs& args) {
   const std::string list = args.get("trace").value_or(collector::RecordOptions{}.trace);
-  constexpr std::string_view kKnown[] = {"cuda", "api", "nvtx", "memory", "sync"};
+  constexpr std::string_view kKnown[] = {"cuda", "api", "nvtx", "memory", "um", "sync"};
   size_t start = 0;
   while (start <= list.size()) {
     const size_t end = std::min(list.find(',', start), list.size());
     const std::string_view item(list.data() + start, end - start);
     if (std::find(std::begin(kKnown), std::end(kKnown), item) == std::end(kKnown)) {
       return Status(ErrorKind::kUsage,
-                    "--trace: unknown item '" + std::string(item) + "' (known: cuda, api, nvtx, memory, sync)");
+                    "--trace: unknown item '" + std::string(item) + "' (known: cuda, api, nvtx, memory, um, sync)");
     }
     start = end + 1;
   }

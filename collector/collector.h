@@ -28,14 +28,15 @@ namespace gpuscope::collector {
 
 struct CollectorOptions {
   std::string output_dir = ".";
-  bool trace_cuda = true;          // kernels, copies, sets, graphs, CUPTI overhead
-  bool trace_sync = false;         // CUPTI's synchronisation records: they slow every CUDA runtime call
-  bool trace_api = true;           // CUDA runtime and driver API calls
-  bool trace_nvtx = true;          // NVTX ranges and marks
-  bool trace_memory = true;        // allocations, frees, memory pools
-  bool latency_timestamps = true;  // queued/submitted times of kernels
-  bool all_api_calls = false;      // every runtime and driver call, not only those worth recording
-  bool per_thread_buffers = true;  // CUPTI's per-thread activity buffers (its default since CUDA 13)
+  bool trace_cuda = true;            // kernels, copies, sets, graphs, CUPTI overhead
+  bool trace_sync = false;           // CUPTI's synchronisation records: they slow every CUDA runtime call
+  bool trace_api = true;             // CUDA runtime and driver API calls
+  bool trace_nvtx = true;            // NVTX ranges and marks
+  bool trace_memory = true;          // allocations, frees, memory pools
+  bool trace_unified_memory = true;  // unified memory's migrations and faults, from the first managed allocation
+  bool latency_timestamps = true;    // queued/submitted times of kernels
+  bool all_api_calls = false;        // every runtime and driver call, not only those worth recording
+  bool per_thread_buffers = true;    // CUPTI's per-thread activity buffers (its default since CUDA 13)
   // How often records are fetched from CUPTI (it also hands over every buffer that fills); 0: only then. Each
   // flush hands over the threads' partly filled buffers, which they then ask for again, about 0.45 ms each,
   // inside their CUDA calls: 20-35 requests per thread of a 30 s PyTorch run every 100 ms, 3-5 every 1000 ms

@@ -15,7 +15,7 @@ struct RecordOptions {
   std::vector<std::string> command;  // the program and its arguments
   std::string output;                // the trace to write
   bool overwrite = false;
-  std::string trace = "cuda,api,nvtx,memory";
+  std::string trace = "cuda,api,nvtx,memory,um";
   std::string collector_path;  // libgpuscope_collector.so; empty: found next to the running gpuscope
   // Record only from delay_s after the start, for duration_s, and/or inside NVTX ranges named capture_range
   // (or between cudaProfilerStart and cudaProfilerStop: capture_range "cudaProfilerApi"). The collector

@@ -125,6 +125,7 @@ TEST(Launcher, UnknownTraceItemIsAUsageError) {
   EXPECT_EQ(WEXITSTATUS(f.wait_status), 2);
   EXPECT_EQ(f.out, "");  // the program was not run
   EXPECT_NE(f.err.find("--trace: unknown item 'kernels'"), std::string::npos) << f.err;
+  EXPECT_NE(f.err.find("(known: cuda, api, nvtx, memory, um, sync)"), std::string::npos) << f.err;
 }
 
 TEST(Launcher, ProgramMustFollowTheSeparator) {
