@@ -1,5 +1,6 @@
 // gpuscope stats: nsys-stats-like summaries of a trace, as text tables, CSV or JSON (docs/stats-json.md).
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -431,6 +432,26 @@ Report memoryUsageReport(const analysis::TraceData& trace) {
   return r;
 }
 
+// Unified memory's migrations and faults by kind, as CUPTI reported them (recorded with `um` in --trace).
+Report unifiedMemoryReport(const analysis::TraceData& trace) {
+  Report r{"unified_memory",
+           "Unified memory moved or faulted on demand (CUPTI's unified-memory records)",
+           {{"kind", "Kind", Unit::kText},
+            {"count", "Count", Unit::kCount},
+            {"bytes", "Bytes", Unit::kBytes},
+            {"total_ns", "Total time", Unit::kNanoseconds}},
+           {}};
+  std::map<schema::MigrationKind, std::array<int64_t, 3>> by_kind;  // count, bytes, time
+  for (const schema::UnifiedMemoryRow& u : trace.unified_memory) {
+    std::array<int64_t, 3>& k = by_kind[u.kind];
+    const bool moves = u.kind == schema::MigrationKind::kToDevice || u.kind == schema::MigrationKind::kToHost ||
+                       u.kind == schema::MigrationKind::kDeviceToDevice;
+    k[0] += 1, k[1] += moves ? u.value : 0, k[2] += u.end_ns - u.start_ns;
+  }
+  for (const auto& [kind, k] : by_kind) r.rows.push_back({std::string(schema::enumName(kind)), k[0], k[1], k[2]});
+  return r;
+}
+
 Report memoryPeakReport(const analysis::MemoryAnalysis& m, const analysis::MemoryCategories& c,
                         const analysis::TraceData& trace) {
   Report r{"memory_peak",
@@ -565,6 +586,7 @@ std::vector<Report> allReports(const Stats& s, const analysis::TraceData& trace)
           memoryPeakReport(memory, categories, trace),
           memoryPoolsReport(analysis::analyzePools(trace), trace),
           memoryUsageReport(trace),
+          unifiedMemoryReport(trace),
           fusionReport(analysis::findFusableChains(trace, iterations))};
 }
 
@@ -574,6 +596,7 @@ std::string canonicalReportName(const std::string& name) {
   if (name == "cuda_api_sum") return "api";
   if (name == "cuda_gpu_mem_time_sum" || name == "cuda_gpu_mem_size_sum") return "transfers";
   if (name == "nvtx_sum") return "nvtx";
+  if (name == "um_sum") return "unified_memory";
   return name;
 }
 
@@ -605,7 +628,7 @@ constexpr OptionSpec kOptions[] = {
     {"report", 0, "NAME",
      "only this report: summary, kernels, kernel_classes, api, transfers, nvtx, devices, streams, timeline, "
      "iterations, ranks, collectives, memory, memory_categories, memory_modules, memory_model, memory_peak, "
-     "memory_pools, memory_usage, fusion "
+     "memory_pools, memory_usage, unified_memory, fusion "
      "(nsys "
      "names such as "
      "cuda_gpu_kern_sum also work)"},

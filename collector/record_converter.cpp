@@ -262,7 +262,7 @@ Status RecordConverter::convertMemoryPool(const CUpti_ActivityMemoryPool3& p) {
 }
 
 // CUPTI's counter kinds are numbered as MigrationKind; one it adds later is stored as unknown. Where CUPTI gives
-// no end (CPU faults, thrashing, remote maps) or no processor, none is stored.
+// no end (CPU faults, thrashing, remote maps) or no single processor, none is stored.
 Status RecordConverter::convertUnifiedMemory(const CUpti_ActivityUnifiedMemoryCounter3& u) {
   UnifiedMemoryRow row{session_id_};
   const bool known = u.counterKind > CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_UNKNOWN &&
@@ -275,7 +275,8 @@ Status RecordConverter::convertUnifiedMemory(const CUpti_ActivityUnifiedMemoryCo
   row.end_ns = ends && u.end >= u.start ? i64(u.end) : row.start_ns;
   row.value = i64(u.value);
   row.address = i64(u.address);
-  if (row.kind != MigrationKind::kHostFault) row.source_id = u.srcId;
+  // A thrashing record's srcId is a mask of the GPUs fighting over the pages, not one processor.
+  if (row.kind != MigrationKind::kHostFault && row.kind != MigrationKind::kThrashing) row.source_id = u.srcId;
   const bool moves = row.kind == MigrationKind::kToDevice || row.kind == MigrationKind::kToHost ||
                      row.kind == MigrationKind::kDeviceToDevice || row.kind == MigrationKind::kRemoteMap;
   if (moves) row.destination_id = u.dstId;

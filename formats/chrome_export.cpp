@@ -107,6 +107,7 @@ class ChromeExporter {
   Status writeMemoryCounters();
   Status writeTensorCounters();
   Status writeUsageCounters();
+  Status writeUnifiedMemory();
   Status writeDataQuality();
 
   void beginEvent(std::string_view ph, std::string_view cat, std::string_view name, int64_t pid, int64_t tid,
@@ -172,6 +173,7 @@ Status ChromeExporter::run() {
   GPUSCOPE_RETURN_IF_ERROR(writeMemoryCounters());
   GPUSCOPE_RETURN_IF_ERROR(writeTensorCounters());
   GPUSCOPE_RETURN_IF_ERROR(writeUsageCounters());
+  GPUSCOPE_RETURN_IF_ERROR(writeUnifiedMemory());
   json_.endArray();
   GPUSCOPE_RETURN_IF_ERROR(writeDataQuality());
   json_.endObject();
@@ -643,6 +645,39 @@ Status ChromeExporter::writeUsageCounters() {
     beginEvent("C", "gpu_memory", u.allocator == "xla" ? "XLA in use" : u.allocator + " in use",
                gpuPid(u.session_id, u.device_id), 0, u.timestamp_ns);
     json_.key("args").beginObject().field("in use (bytes)", u.in_use_bytes).endObject().endObject();
+    return true;
+  });
+}
+
+// A GPU's track for unified memory, apart from its streams' (CUDA's stream ids are small).
+constexpr int64_t kUnifiedMemoryTid = 1'000'000'000;
+
+// Unified memory's migrations and GPU fault groups on a track of their own under the GPU they concern (where the
+// pages went, or came from), as Nsight Systems shows them; CPU faults, which have no duration, as instants of
+// the process.
+Status ChromeExporter::writeUnifiedMemory() {
+  std::set<int64_t> named;
+  return reader_.forEach<UnifiedMemoryRow>([&](const UnifiedMemoryRow& u) {
+    advance();
+    if (!exported(u.session_id)) return true;
+    const std::string_view name = enumName(u.kind);
+    if (u.kind == MigrationKind::kHostFault) {
+      beginEvent("i", "unified_memory", name, cpuPid(u.session_id), 0, u.start_ns);
+      json_.field("s", "p").endObject();
+      return true;
+    }
+    const bool moves = u.kind == MigrationKind::kToDevice || u.kind == MigrationKind::kToHost ||
+                       u.kind == MigrationKind::kDeviceToDevice;
+    const std::optional<int64_t> gpu = u.kind == MigrationKind::kToDevice ? u.destination_id : u.source_id;
+    if (!gpu || !(moves || u.kind == MigrationKind::kDeviceFault)) return true;  // the rest: stats only
+    const int64_t pid = gpuPid(u.session_id, *gpu);
+    if (named.insert(pid).second) {
+      json_.beginObject().field("ph", "M").field("name", "thread_name").field("pid", pid);
+      json_.field("tid", kUnifiedMemoryTid).key("args").beginObject().field("name", "Unified memory");
+      json_.endObject().endObject();
+    }
+    beginComplete("unified_memory", name, pid, kUnifiedMemoryTid, u.start_ns, u.end_ns);
+    json_.key("args").beginObject().field(moves ? "bytes" : "faults", u.value).endObject().endObject();
     return true;
   });
 }

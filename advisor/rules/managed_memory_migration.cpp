@@ -46,7 +46,9 @@ constexpr Rule kRule = {
                  "// or data the host rewrites every step stays in host memory, read by the GPU:\n"
                  "cudaMemAdvise(data, bytes, cudaMemAdviseSetPreferredLocation, {cudaMemLocationTypeHost, 0});\n"
                  "cudaMemAdvise(data, bytes, cudaMemAdviseSetAccessedBy, gpu);"},
-    .verify = "Record again: `gpuscope advise` finds no on-demand migration worth fixing, and the step is shorter.",
+    .verify =
+        "Record again: `gpuscope stats --report unified_memory` shows few migrations and faults, and the step is "
+        "shorter.",
     .check = managedMemoryMigration};
 
 // CPU faults within this of one another are one stretch of the host's faulting through its loop.

@@ -30,6 +30,26 @@ CliRun gpuscope(const std::vector<std::string>& args) {
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
+// Unified memory's records by kind, under its own name and nsys's: migrations with their bytes and time, CPU faults
+// counted (CUPTI gives them no duration).
+TEST(Cli, TheUnifiedMemoryReportSumsEachKind) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("t.gpuscope"));
+  b.kernel("k", 1'000'000, 9'000'000);
+  for (int i = 0; i < 4; ++i) {
+    const int64_t t = 2'000'000 + i * 1'000'000;
+    b.row(schema::UnifiedMemoryRow{1, schema::MigrationKind::kToDevice, t, t + 250'000, 2 << 20});
+    b.row(schema::UnifiedMemoryRow{1, schema::MigrationKind::kHostFault, t, t});
+  }
+  ASSERT_TRUE(b.finish());
+  for (const char* name : {"unified_memory", "um_sum"}) {
+    const CliRun r = gpuscope({"stats", "--report", name, "--format", "csv", dir.path("t.gpuscope")});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("to_device,4,8388608,1000000"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("host_fault,4,0,0"), std::string::npos) << r.out;
+  }
+}
+
 // The steps `record --torch`'s bridge ran with the recording paused are listed as such: no kernels of theirs are in the
 // trace, and they are in no step figure.
 TEST(Cli, TheIterationsReportNamesThePausedSteps) {

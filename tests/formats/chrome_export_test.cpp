@@ -8,6 +8,7 @@
 
 #include "formats/chrome_export.h"
 #include "tests/support/sample_trace.h"
+#include "tests/support/trace_builder.h"
 
 namespace gpuscope {
 namespace {
@@ -43,6 +44,41 @@ TEST(ChromeExport, MatchesGolden) {
   const std::string golden_path = std::string(GPUSCOPE_SOURCE_DIR) + "/tests/golden/sample_trace.chrome.json";
   if (std::getenv("GPUSCOPE_UPDATE_GOLDEN")) testing::writeFile(golden_path, text + "\n");
   EXPECT_EQ(text + "\n", testing::readFile(golden_path));
+}
+
+// Unified memory on a track of its own under its GPU: a migration and a GPU fault group as spans, a CPU fault as an
+// instant of the process; a thrashing record (no duration, no single GPU) is left to the stats.
+TEST(ChromeExport, UnifiedMemoryHasATrackUnderItsGpu) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("um.gpuscope"));
+  b.kernel("k", 1'000'000, 9'000'000);
+  b.row(schema::UnifiedMemoryRow{1, schema::MigrationKind::kDeviceFault, 2'000'000, 2'300'000, 12, 0, 0});
+  b.row(schema::UnifiedMemoryRow{1, schema::MigrationKind::kToDevice, 2'300'000, 2'800'000, 2 << 20, 0, {}, 0});
+  b.row(schema::UnifiedMemoryRow{1, schema::MigrationKind::kHostFault, 3'000'000, 3'000'000, 0x4000});
+  b.row(schema::UnifiedMemoryRow{1, schema::MigrationKind::kThrashing, 3'500'000, 3'500'000, 4096});
+  ASSERT_TRUE(b.finish());
+  Result<TraceReader> reader = TraceReader::open(dir.path("um.gpuscope"));
+  ASSERT_TRUE(reader) << reader.status().message();
+  JsonWriter out;
+  ASSERT_TRUE(writeChromeTrace(*reader, out));
+  const json trace = json::parse(out.text());
+  const std::vector<json> um = eventsOf(trace, "unified_memory");
+  ASSERT_EQ(um.size(), 3u);
+  EXPECT_EQ(um[0]["name"], "device_fault");
+  EXPECT_EQ(um[0]["args"]["faults"], 12);
+  EXPECT_EQ(um[1]["name"], "to_device");
+  EXPECT_EQ(um[1]["args"]["bytes"], 2 << 20);
+  EXPECT_EQ(um[1]["dur"], 500.0);
+  EXPECT_EQ(um[0]["pid"], um[1]["pid"]);
+  EXPECT_EQ(um[1]["tid"], um[0]["tid"]);
+  EXPECT_EQ(um[2]["ph"], "i");
+  EXPECT_EQ(um[2]["name"], "host_fault");
+  int tracks = 0;
+  for (const json& e : trace["traceEvents"]) {
+    tracks += e.value("ph", "") == "M" && e["args"].value("name", "") == "Unified memory" && e["pid"] == um[0]["pid"] &&
+              e["tid"] == um[0]["tid"];
+  }
+  EXPECT_EQ(tracks, 1);
 }
 
 TEST(ChromeExport, IsValidJsonWithKinetoTopLevelKeys) {
