@@ -444,9 +444,7 @@ Report unifiedMemoryReport(const analysis::TraceData& trace) {
   std::map<schema::MigrationKind, std::array<int64_t, 3>> by_kind;  // count, bytes, time
   for (const schema::UnifiedMemoryRow& u : trace.unified_memory) {
     std::array<int64_t, 3>& k = by_kind[u.kind];
-    const bool moves = u.kind == schema::MigrationKind::kToDevice || u.kind == schema::MigrationKind::kToHost ||
-                       u.kind == schema::MigrationKind::kDeviceToDevice;
-    k[0] += 1, k[1] += moves ? u.value : 0, k[2] += u.end_ns - u.start_ns;
+    k[0] += 1, k[1] += schema::isMigration(u.kind) ? u.value : 0, k[2] += u.end_ns - u.start_ns;
   }
   for (const auto& [kind, k] : by_kind) r.rows.push_back({std::string(schema::enumName(kind)), k[0], k[1], k[2]});
   return r;

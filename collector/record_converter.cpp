@@ -268,18 +268,15 @@ Status RecordConverter::convertUnifiedMemory(const CUpti_ActivityUnifiedMemoryCo
   const bool known = u.counterKind > CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_UNKNOWN &&
                      u.counterKind < CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_COUNT;
   row.kind = known ? static_cast<MigrationKind>(u.counterKind) : MigrationKind::kUnknown;
-  const bool ends = row.kind == MigrationKind::kToDevice || row.kind == MigrationKind::kToHost ||
-                    row.kind == MigrationKind::kDeviceToDevice || row.kind == MigrationKind::kDeviceFault ||
-                    row.kind == MigrationKind::kThrottling;
+  const bool ends =
+      isMigration(row.kind) || row.kind == MigrationKind::kDeviceFault || row.kind == MigrationKind::kThrottling;
   row.start_ns = i64(u.start);
   row.end_ns = ends && u.end >= u.start ? i64(u.end) : row.start_ns;
   row.value = i64(u.value);
   row.address = i64(u.address);
   // A thrashing record's srcId is a mask of the GPUs fighting over the pages, not one processor.
   if (row.kind != MigrationKind::kHostFault && row.kind != MigrationKind::kThrashing) row.source_id = u.srcId;
-  const bool moves = row.kind == MigrationKind::kToDevice || row.kind == MigrationKind::kToHost ||
-                     row.kind == MigrationKind::kDeviceToDevice || row.kind == MigrationKind::kRemoteMap;
-  if (moves) row.destination_id = u.dstId;
+  if (isMigration(row.kind) || row.kind == MigrationKind::kRemoteMap) row.destination_id = u.dstId;
   row.flags = u.flags;
   return writer_.append(row);
 }

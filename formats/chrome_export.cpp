@@ -666,8 +666,7 @@ Status ChromeExporter::writeUnifiedMemory() {
       json_.field("s", "p").endObject();
       return true;
     }
-    const bool moves = u.kind == MigrationKind::kToDevice || u.kind == MigrationKind::kToHost ||
-                       u.kind == MigrationKind::kDeviceToDevice;
+    const bool moves = isMigration(u.kind);
     const std::optional<int64_t> gpu = u.kind == MigrationKind::kToDevice ? u.destination_id : u.source_id;
     if (!gpu || !(moves || u.kind == MigrationKind::kDeviceFault)) return true;  // the rest: stats only
     const int64_t pid = gpuPid(u.session_id, *gpu);

@@ -105,6 +105,11 @@ struct EnumInfo<MigrationKind> {
   };
 };
 
+// Pages moved from one processor to another: the value is their bytes.
+constexpr bool isMigration(MigrationKind kind) {
+  return kind == MigrationKind::kToDevice || kind == MigrationKind::kToHost || kind == MigrationKind::kDeviceToDevice;
+}
+
 // CUpti_ActivitySynchronizationType.
 enum class SyncKind : int64_t {
   kUnknown = 0,
