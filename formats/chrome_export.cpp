@@ -110,6 +110,9 @@ class ChromeExporter {
   Status writeUnifiedMemory();
   Status writeDataQuality();
 
+  // A metadata event: a process's or (with tid) a thread's name or sort index.
+  template <typename Value>
+  void meta(std::string_view what, int64_t pid, std::optional<int64_t> tid, std::string_view key, const Value& value);
   void beginEvent(std::string_view ph, std::string_view cat, std::string_view name, int64_t pid, int64_t tid,
                   int64_t ts_ns);
   void beginComplete(std::string_view cat, std::string_view name, int64_t pid, int64_t tid, int64_t start_ns,
@@ -370,12 +373,15 @@ void ChromeExporter::writeFlow(int64_t session_id, const Launch& launch, int64_t
   json_.field("id", id).field("bp", "e").endObject();
 }
 
+template <typename Value>
+void ChromeExporter::meta(std::string_view what, int64_t pid, std::optional<int64_t> tid, std::string_view key,
+                          const Value& value) {
+  json_.beginObject().field("ph", "M").field("name", what).field("pid", pid);
+  if (tid) json_.field("tid", *tid);
+  json_.key("args").beginObject().field(key, value).endObject().endObject();
+}
+
 Status ChromeExporter::writeMetadataEvents() {
-  auto meta = [&](std::string_view what, int64_t pid, std::optional<int64_t> tid, std::string_view key, auto value) {
-    json_.beginObject().field("ph", "M").field("name", what).field("pid", pid);
-    if (tid) json_.field("tid", *tid);
-    json_.key("args").beginObject().field(key, value).endObject().endObject();
-  };
   for (const auto& [id, s] : sessions_) {
     std::string program = s.command_line.substr(0, s.command_line.find(' '));
     program = program.substr(program.rfind('/') + 1);
@@ -670,11 +676,7 @@ Status ChromeExporter::writeUnifiedMemory() {
     const std::optional<int64_t> gpu = u.kind == MigrationKind::kToDevice ? u.destination_id : u.source_id;
     if (!gpu || !(moves || u.kind == MigrationKind::kDeviceFault)) return true;  // the rest: stats only
     const int64_t pid = gpuPid(u.session_id, *gpu);
-    if (named.insert(pid).second) {
-      json_.beginObject().field("ph", "M").field("name", "thread_name").field("pid", pid);
-      json_.field("tid", kUnifiedMemoryTid).key("args").beginObject().field("name", "Unified memory");
-      json_.endObject().endObject();
-    }
+    if (named.insert(pid).second) meta("thread_name", pid, kUnifiedMemoryTid, "name", "Unified memory");
     beginComplete("unified_memory", name, pid, kUnifiedMemoryTid, u.start_ns, u.end_ns);
     json_.key("args").beginObject().field(moves ? "bytes" : "faults", u.value).endObject().endObject();
     return true;

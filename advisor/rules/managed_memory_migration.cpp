@@ -102,8 +102,7 @@ std::optional<Finding> managedMemoryMigration(const Context& c) {
   if (m.to_device_bytes + m.to_host_bytes == 0 || c.shareOfStep(migrating) < 0.05) return std::nullopt;
   Finding f = startFinding(c, kRule);
   f.title = "Unified memory migrates on demand: " + formatDuration(migrating) +
-            " per step of page migrations and "
-            "GPU page faults";
+            " per step of page migrations and GPU page faults";
   f.summary =
       "Managed memory moves between the host and the GPU page by page as each side touches it, inside the "
       "kernels and the host's loops.";
@@ -112,8 +111,7 @@ std::optional<Finding> managedMemoryMigration(const Context& c) {
                         {{"time_range", "first migration", m.first_ns, m.first_ns}}});
   f.evidence.push_back({perStepCount(m.device_faults, steps) + " GPU page-fault groups and " +
                             perStepCount(m.host_faults, steps) +
-                            " CPU page faults per step; migrations and the "
-                            "GPU's fault handling take " +
+                            " CPU page faults per step; migrations and the GPU's fault handling take " +
                             formatDuration(migrating) + " per step",
                         {stepRef(c)}});
   if (m.host_faults > 0) {
