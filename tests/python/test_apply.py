@@ -617,6 +617,15 @@ class ResultsChecked(PlanCase):
                                    r"\(calls 9-10; calls 5-7 of the run as written took [\d.]+ ms, too close to tell "
                                    r"apart across two processes\)")
 
+    def test_a_pause_outside_the_model_is_left_out_of_a_window(self):
+        # 300 ms once between calls 9 and 10, as a DataLoader starting its workers again at an epoch's first batch:
+        # a window's mean took it for the calls as written (190 ms a call against 40), and kept slower fixes.
+        lines = self.applied("--host-ms", "40", "--pause-after", "9", "--pause-ms", "300")
+        found = re.search(r"took [\d.]+ ms per call with the fixes \(calls 5-7\) and ([\d.]+) ms as written \(calls "
+                          r"9-10; calls 5-7 of the run as written took", lines[2])
+        self.assertIsNotNone(found, lines)
+        self.assertLess(float(found.group(1)), 60.0)
+
     def test_only_calls_far_apart_are_judged_across_processes(self):
         sys.path.insert(0, str(support.BRIDGE))
         from gpuscope_torch import apply  # its functions only: nothing is installed in this process

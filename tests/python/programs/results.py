@@ -1,7 +1,8 @@
 """A small classifier trained for a few steps, as a user would write it: a stack of like blocks in a ModuleList,
 each Linear, an optional BatchNorm1d and ReLU, then an evaluation. Prints the last loss and the evaluation's.
 Arguments: [--batchnorm] [--counter] [--unseeded] [--dropout P] [--steps N] [--host-ms MS] (host work of its own in
-each step, a sleep, which then sets the step's pace). --dropout: torch.nn.functional.dropout between the blocks, as
+each step, a sleep, which then sets the step's pace) [--pause-after N --pause-ms MS] (a pause of its own once, after
+step N, as a DataLoader's at an epoch's start). --dropout: torch.nn.functional.dropout between the blocks, as
 PyTorch Geometric's examples call it (no dropout module). With BatchNorm the evaluation depends on the running
 statistics the training forwards update, which a block recomputed under checkpointing updates twice. With --counter
 each block counts its calls in a Python attribute and adds a hundredth of the count to its output (a schedule kept
@@ -50,18 +51,20 @@ def main():
     parser.add_argument("--dropout", type=float, default=0.0)
     parser.add_argument("--steps", type=int, default=14)
     parser.add_argument("--host-ms", type=float, default=0)
+    parser.add_argument("--pause-after", type=int, default=0)
+    parser.add_argument("--pause-ms", type=float, default=0)
     args = parser.parse_args()
     if not args.unseeded:
         torch.manual_seed(0)
     model = Classifier(args.batchnorm, args.counter, args.dropout)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     x, y = torch.randn(64, 32), torch.randint(0, 5, (64,))
-    for _ in range(args.steps):
+    for step in range(1, args.steps + 1):
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-        time.sleep(args.host_ms / 1e3)
+        time.sleep(args.host_ms / 1e3 + (args.pause_ms / 1e3 if step == args.pause_after else 0))
     model.eval()
     with torch.no_grad():
         print(f"loss {loss.item():.6f} eval {F.cross_entropy(model(x), y).item():.6f}")

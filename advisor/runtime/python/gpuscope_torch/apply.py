@@ -477,7 +477,8 @@ class _Check:
     switched off for calls 8-10 (the first of them to settle, two timed) and switched on again when they won.
     Each window
     runs from one call's start to a later call's start, so it holds the backward and the optimizer step too.
-    The device is synchronised at each end of a window; a CPU model's calls end when they return."""
+    The device is synchronised at each call's start inside a window, and a call far longer than the window's
+    fastest paused outside the model (values.steady_per_call); a CPU model's calls end when they return."""
 
     FIXED, EAGER, DECIDE = 5, 9, 11  # calls that open the fixed window, the window as written, and decide
     TIMED = {FIXED: 3, EAGER: 2}
@@ -535,6 +536,8 @@ class _Check:
                 self._decide(per_call, "calls {}-{}".format(*self.window) + self.close_note)
         elif call in self.TIMED:
             self._open()
+        elif self.opened_at is not None:
+            self._mark()
 
     def _changed_early(self):
         """At the model's third to fifth calls: its calls with the fixes so far (from the second) against the
@@ -643,22 +646,33 @@ class _Check:
         return True
 
     def _open(self):
-        if not self._synchronized():
-            return self._give_up("the calls run inside a CUDA graph capture, where they cannot be timed")
         _hook_cost()  # measured outside the window, whose module calls it would add to
-        self.opened_at, self.opened_s, self.opened_calls = self.calls, time.perf_counter(), _module_calls[0]
+        self.marks, self.opened_at = [], self.calls
+        self._mark()
+
+    def _mark(self):
+        """A call's start inside a window, the device synchronised: (time, module calls the hooks have seen)."""
+        if not self._synchronized():
+            self.opened_at = None
+            self._give_up("the calls run inside a CUDA graph capture, where they cannot be timed")
+            return False
+        self.marks.append((time.perf_counter(), _module_calls[0]))
+        return True
 
     def _close(self):
-        """The window's time per call, less what gpuscope's global module hooks cost in it: the program as
-        written pays nothing for them, and a compiled forward runs none inside it, so left in they would make
-        every compile look faster than the script (0.36 against 0.26 ms per call of an 11-module model)."""
-        if self.opened_at is None or not self._synchronized():
+        """The window's time per call (values.steady_per_call), each call's less what gpuscope's global module
+        hooks cost in it: the program as written pays nothing for them, and a compiled forward runs none inside
+        it, so left in they would make every compile look faster than the script (0.36 against 0.26 ms per call of
+        an 11-module model)."""
+        if self.opened_at is None:
             return self._give_up("the calls run inside a CUDA graph capture, where they cannot be timed")
-        hooks_s = (_module_calls[0] - self.opened_calls) * _hook_cost()
-        per_call = (time.perf_counter() - self.opened_s - hooks_s) / (self.calls - self.opened_at)
+        if not self._mark():
+            return None
+        hook_s = _hook_cost()
+        intervals = [(t1 - t0) - (c1 - c0) * hook_s for (t0, c0), (t1, c1) in zip(self.marks, self.marks[1:])]
         self.window = (self.opened_at, self.calls - 1)
         self.opened_at = None
-        return per_call
+        return values.steady_per_call(intervals)
 
     def _decide(self, eager_s, written_calls):
         a, b = self.fixed_window
