@@ -7,6 +7,7 @@
 #include "advisor/rule.h"
 #include "analyzer/phases.h"
 #include "analyzer/tensor_replay.h"
+#include "analyzer/timeline_analysis.h"
 #include "analyzer/units.h"
 
 namespace gpuscope::advisor {
@@ -257,7 +258,14 @@ struct ApplyScope {
   bool sharded = false;        // FSDP shards the model
   bool kept_outputs = false;   // an inference loop keeps its model's outputs (keptModelOutputs)
   bool shapes_change = false;  // the steps' shapes change: kernels compiled in the steps, steps that differ
+  int64_t forward_syncs = 0;   // the model's forward waits for the GPU this many times a call (syncsPerForward)
 };
+
+// From this many host synchronisations in each forward, gpuscope leaves the compile to the user. A transformers
+// BERT synchronises once a forward (its attention mask's check, which its code skips when compiled) and compiled
+// 4x faster; an early-exit MLP that synchronised 6 times (bench/corpus/trap_data_dependent) and the SyncBatchNorm
+// DeepLabV3 (183) both ran slower compiled, and had their compile rolled back under `gpuscope apply`.
+constexpr int64_t kForwardSyncsNoCompile = 4;
 
 // Whether a PyTorch program that runs its model without a backward keeps the model's outputs from call to call:
 // the device memory that grows over the run (memory_leak's allocations never freed) is mostly made inside the
@@ -283,6 +291,26 @@ bool keptModelOutputs(const Context& c) {
   return all > 0 && inside * 2 > all;
 }
 
+// How many times the model's forward waits for the GPU, at the median of its annotated forwards: data-dependent
+// operations (.item(), nonzero, indexing by a boolean mask) read the device back. torch.compile breaks its graph at
+// each, and CUDA graphs capture only the pieces between, run one by one with the host waiting at each: a DDP
+// DeepLabV3 whose SyncBatchNorm layers synchronised 193 times a forward ran 150-160 ms a step compiled
+// (mode 'reduce-overhead') against 100-115 as written (2 x H200, 2026-11-30).
+int64_t syncsPerForward(const Context& c) {
+  const std::vector<std::vector<int64_t>> ends = analysis::hostSyncEnds(c.trace);
+  if (static_cast<size_t>(c.session) >= ends.size()) return 0;
+  const std::vector<int64_t>& syncs = ends[static_cast<size_t>(c.session)];  // sorted
+  std::vector<int64_t> counts;
+  for (const analysis::PhaseRange& p : c.phases) {
+    if (p.phase != analysis::Phase::kForward) continue;
+    counts.push_back(std::lower_bound(syncs.begin(), syncs.end(), p.end) -
+                     std::lower_bound(syncs.begin(), syncs.end(), p.start));
+  }
+  if (counts.empty()) return 0;
+  std::nth_element(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(counts.size() / 2), counts.end());
+  return counts[counts.size() / 2];
+}
+
 // Whether gpuscope applies the fix as it stands: the PyTorch bridge applies every kind but attention written
 // out (the model's code must change; cuDNN's attention switched off is a setting), optimizer settings other than fused
 // (another optimizer), CUDA graphs under gradient accumulation or where the program keeps its model's outputs,
@@ -292,7 +320,7 @@ bool appliedByGpuscope(const plan::Fix& fix, const ApplyScope& scope) {
   if (scope.framework == Framework::kJax || scope.framework == Framework::kCuPy) return false;  // no runtime
   if (scope.framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
   if ((fix.kind == "attention" && fix.text("setting") != "no_cudnn_sdp") || (needsModel(fix) && !scope.model) ||
-      ((scope.sharded || scope.shapes_change) && compiled(fix))) {
+      ((scope.sharded || scope.shapes_change || scope.forward_syncs >= kForwardSyncsNoCompile) && compiled(fix))) {
     return false;
   }
   if (fix.kind == "cuda_graphs" && (fix.param("forwards_per_step") || scope.kept_outputs)) return false;
@@ -314,6 +342,12 @@ std::string byHandReason(const std::vector<plan::Fix>& fixes, const ApplyScope& 
     return "by hand: the steps' shapes change from one step to the next (kernels are compiled inside them), and "
            "gpuscope apply runs its compiled forward only for the shapes it compiled; give the steps a few fixed "
            "shapes first, or torch.compile(model, dynamic=True) yourself";
+  }
+  if (scope.forward_syncs >= kForwardSyncsNoCompile && any(compiled)) {
+    return "by hand: the model's forward waits for the GPU " + std::to_string(scope.forward_syncs) +
+           " times a call (data-dependent operations: .item(), nonzero, indexing by a boolean mask, SyncBatchNorm's "
+           "statistics), where torch.compile breaks its graph and CUDA graphs capture only the pieces between, so "
+           "gpuscope apply does not compile it; take those synchronisations out of the forward first";
   }
   if (scope.kept_outputs && any([](const plan::Fix& f) { return f.kind == "cuda_graphs"; })) {
     return "by hand: the program keeps its model's outputs from call to call (the memory that grows is made in the "
@@ -372,6 +406,7 @@ std::vector<const Finding*> choosePlan(const Context& c, std::vector<Finding>& f
   // (2 x H100, 2026-11-26: rolled back, 87.4 ms a step plain against 123.0 under apply).
   scope.sharded = c.dataParallel() == DataParallel::kFsdp;
   scope.kept_outputs = keptModelOutputs(c);
+  scope.forward_syncs = c.framework == Framework::kPyTorch ? syncsPerForward(c) : 0;
   // A DistilBERT fine-tune padded to each batch's longest review: cuDNN compiled for each new length, and the
   // plan's compile, run only for the shapes it had compiled, was rolled back as slower under `apply`
   // (bench/corpus/hf_distilbert_dynamic_padding, H200, 2026-11-29).

@@ -157,6 +157,29 @@ TEST(CorpusForecast, TimedStepsHoldTheirOwnKernelsOnly) {
   EXPECT_LT(advise(c).plan_predicted.step_time_ns, 7'400'000);
 }
 
+// An early-exit MLP reads the GPU back after each of its blocks (bench/corpus/trap_data_dependent, H100): 6
+// synchronisations a forward, where torch.compile breaks its graph; compiled under `apply` it ran slower (1.28 ms a
+// step against 0.76 predicted) and was rolled back. The plan now leaves the compile to the user there. A
+// transformers BERT synchronises once a forward (its attention mask's check, skipped when compiled): it keeps its.
+TEST(CorpusForecast, SynchronisingForwardsAreNotCompiledByApply) {
+  for (const char* trace : {"trap_data_dependent.program", "hf_bert_fp32_finetune.program"}) {
+    SCOPED_TRACE(trace);
+    const Judged j = adviseOn(kTraces / (std::string(trace) + ".gpuscope"));
+    bool compiled = false, by_hand = false;
+    for (const Finding& f : j.advice.findings) {
+      for (const plan::Fix& fix : f.fix.plan) {
+        if (fix.kind != "fusion" && fix.kind != "cuda_graphs") continue;
+        compiled = true;
+        by_hand = by_hand || f.plan_status.find("waits for the GPU 6 times a call") != std::string::npos;
+      }
+    }
+    const bool program = std::string(trace) == "trap_data_dependent.program";
+    EXPECT_TRUE(compiled);
+    EXPECT_EQ(by_hand, program);
+    EXPECT_EQ(j.advice.plan_fixes == 0, program);
+  }
+}
+
 // A segmentation eval that keeps every batch's logits on the GPU, recorded on an H200: graph replays would write
 // each call's logits over the last ones, so `gpuscope apply` rolls CUDA graphs back on it (H100, 2026-11-28), and
 // the plan leaves them to the user instead of counting them (it predicted 3.40 ms a step with them, against 8.6
