@@ -346,6 +346,28 @@ StagedCopies stagedCopies(const Context& c) {
   return s;
 }
 
+// Where in the model the host waited: the syncs inside the bridge's module ranges of the annotated steps, so that
+// the user knows which layers to look at (an early exit's check, SyncBatchNorm reading its statistics back).
+void syncPlaces(const Context& c, Finding& f) {
+  const int64_t until = c.iterations.hooks_removed_ns;
+  const std::vector<std::pair<std::string, int64_t>> places = analysis::syncsByModule(c.trace, c.session, until);
+  const auto forwards = std::count_if(c.phases.begin(), c.phases.end(), [&](const analysis::PhaseRange& p) {
+    return p.phase == analysis::Phase::kForward && (until < 0 || p.start < until);
+  });
+  if (places.empty() || forwards == 0) return;
+  int64_t total = 0;
+  for (const auto& place : places) total += place.second;
+  std::string most;
+  for (size_t i = 0; i < std::min<size_t>(3, places.size()); ++i) {
+    most += (i ? ", " : "") + places[i].first + " (" + formatCount(places[i].second) + ")";
+  }
+  f.evidence.push_back({"inside the model, over " + formatCount(forwards) +
+                            " annotated forwards and their backwards: " + formatCount(total) +
+                            " of the synchronisations, in " + formatCount(places.size()) +
+                            (places.size() == 1 ? " module" : " modules") + ", most in " + most,
+                        {}});
+}
+
 std::optional<Finding> hostSync(const Context& c) {
   // The host's staging of CuPy arrays after a synchronisation is pageable_copies' idle, not the sync's.
   const int64_t staging = c.perStep(stagedCopies(c).idle_ns);
@@ -370,6 +392,7 @@ std::optional<Finding> hostSync(const Context& c) {
                               "jax.device_get)",
                           {}});
   }
+  syncPlaces(c, f);
   f.gain = timeGain(c, idle, "the idle time measured after each synchronisation inside the steady steps");
   f.gain.idle_ns = f.gain.time_ns;
   setSeverity(f);

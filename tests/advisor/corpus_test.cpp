@@ -180,6 +180,20 @@ TEST(CorpusForecast, SynchronisingForwardsAreNotCompiledByApply) {
   }
 }
 
+// The same early-exit MLP: host_sync says where in the model the host waits, from the module ranges of the
+// annotated steps (its exits' checks are in the model's own forward, no module below it).
+TEST(CorpusEvidence, HostSyncNamesTheModulesThatSynchronise) {
+  const Judged j = adviseOn(kTraces / "trap_data_dependent.program.gpuscope");
+  const Finding* sync = j.advice.find("host_sync");
+  ASSERT_TRUE(sync);
+  bool named = false;
+  for (const Evidence& e : sync->evidence) {
+    named = named || (e.text.rfind("inside the model, over ", 0) == 0 &&
+                      e.text.find("in 1 module, most in EarlyExitNet (forward) (") != std::string::npos);
+  }
+  EXPECT_TRUE(named);
+}
+
 // A segmentation eval that keeps every batch's logits on the GPU, recorded on an H200: graph replays would write
 // each call's logits over the last ones, so `gpuscope apply` rolls CUDA graphs back on it (H100, 2026-11-28), and
 // the plan leaves them to the user instead of counting them (it predicted 3.40 ms a step with them, against 8.6
