@@ -7,7 +7,6 @@
 #include "advisor/rule.h"
 #include "analyzer/phases.h"
 #include "analyzer/tensor_replay.h"
-#include "analyzer/timeline_analysis.h"
 #include "analyzer/units.h"
 
 namespace gpuscope::advisor {
@@ -297,9 +296,7 @@ bool keptModelOutputs(const Context& c) {
 // DeepLabV3 whose SyncBatchNorm layers synchronised 193 times a forward ran 150-160 ms a step compiled
 // (mode 'reduce-overhead') against 100-115 as written (2 x H200, 2026-11-30).
 int64_t syncsPerForward(const Context& c) {
-  const std::vector<std::vector<int64_t>> ends = analysis::hostSyncEnds(c.trace);
-  if (static_cast<size_t>(c.session) >= ends.size()) return 0;
-  const std::vector<int64_t>& syncs = ends[static_cast<size_t>(c.session)];  // sorted
+  const std::vector<int64_t>& syncs = c.sync_ends;  // sorted
   std::vector<int64_t> counts;
   for (const analysis::PhaseRange& p : c.phases) {
     if (p.phase != analysis::Phase::kForward) continue;

@@ -483,6 +483,7 @@ Context buildContext(const TraceData& trace, int32_t session) {
     c.recording_cost_per_launch_ns = analysis::recordingCostPerLaunch(trace, c.session, c.paused_cost);
   }
   c.phases = analysis::phaseRanges(trace, c.session);
+  if (c.session != analysis::kNone) c.sync_ends = analysis::hostSyncEnds(trace)[static_cast<size_t>(c.session)];
   inferOptimizerPhases(c);
   c.memory = analysis::analyzeMemory(trace, c.iterations);
   c.categories = analysis::categorizeMemory(trace, c.iterations, c.memory);

@@ -108,6 +108,9 @@ struct Context {
   analysis::DeviceActivity activity;         // of `device`: what ran when
   analysis::DeviceTimeline timeline;         // of `device`, within the timed step windows
   std::vector<analysis::PhaseRange> phases;  // forward/backward/optimizer NVTX ranges of `session`
+  // Of `session`, sorted, computed once (a pass over every CUDA call of the trace): when its host stopped waiting
+  // for the GPU (analysis::hostSyncEnds), for host_sync and the plan's count of synchronisations a forward.
+  std::vector<int64_t> sync_ends;
   // Of `session`, the whole run: kernels compiled at run time (analysis::runtimeCompiles), computed once for the
   // rules that read them (runtime_compilation, and input_pipeline, which leaves them out).
   std::vector<analysis::RuntimeCompile> compiles;

@@ -290,10 +290,8 @@ namespace {
 // Host waits (synchronize calls, synchronous copies, copies into pageable memory) that returned inside the step
 // windows.
 int64_t syncsInSteps(const Context& c) {
-  if (c.session < 0) return 0;
   int64_t n = 0;
-  const std::vector<std::vector<int64_t>> ends = analysis::hostSyncEnds(c.trace);
-  for (int64_t end : ends[c.session]) n += c.inSteps(end);
+  for (int64_t end : c.sync_ends) n += c.inSteps(end);
   return n;
 }
 
@@ -350,7 +348,8 @@ StagedCopies stagedCopies(const Context& c) {
 // the user knows which layers to look at (an early exit's check, SyncBatchNorm reading its statistics back).
 void syncPlaces(const Context& c, Finding& f) {
   const int64_t until = c.iterations.hooks_removed_ns;
-  const std::vector<std::pair<std::string, int64_t>> places = analysis::syncsByModule(c.trace, c.session, until);
+  const std::vector<std::pair<std::string, int64_t>> places =
+      analysis::syncsByModule(c.trace, c.session, c.sync_ends, until);
   const auto forwards = std::count_if(c.phases.begin(), c.phases.end(), [&](const analysis::PhaseRange& p) {
     return p.phase == analysis::Phase::kForward && (until < 0 || p.start < until);
   });

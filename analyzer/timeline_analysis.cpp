@@ -304,11 +304,10 @@ std::vector<Interval> awayStretches(const std::vector<Interval>& calls, int64_t 
 
 std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& t) { return syncEnds(t, allocatorSyncs(t)); }
 
-std::vector<std::pair<std::string, int64_t>> syncsByModule(const TraceData& t, int32_t session, int64_t until_ns) {
-  const std::vector<std::vector<int64_t>> ends = hostSyncEnds(t);
-  if (session < 0 || static_cast<size_t>(session) >= ends.size()) return {};
+std::vector<std::pair<std::string, int64_t>> syncsByModule(const TraceData& t, int32_t session,
+                                                           const std::vector<int64_t>& sync_ends, int64_t until_ns) {
   std::map<int32_t, int64_t> by_name;  // string id of the range's name
-  for (int64_t end : ends[static_cast<size_t>(session)]) {
+  for (int64_t end : sync_ends) {
     if (until_ns >= 0 && end >= until_ns) break;  // sorted
     const int32_t range = innermostRange(t, session, kAnyThread, end, isModuleRange);
     if (range != kNone) ++by_name[t.nvtx.name[static_cast<size_t>(range)]];

@@ -105,11 +105,12 @@ std::vector<DeviceTimeline> analyzeTimeline(const TraceData& trace);
 // of host waits (a stream waiting on an event is not one). The collector records those records only on request
 // (`--trace sync`), since CUPTI then slows every CUDA runtime call; the API calls carry the same moments.
 std::vector<std::vector<int64_t>> hostSyncEnds(const TraceData& trace);
-// One process's host synchronisations (hostSyncEnds) that returned inside the PyTorch bridge's module ranges,
-// counted by the innermost such range's name ("backbone.layer1.0.bn1 (forward)"), most first: where in the model
-// the host waits. Only the annotated steps have module ranges below the model's own: those before `until_ns`
-// (where the bridge removed its hooks; -1: the whole run) are counted.
-std::vector<std::pair<std::string, int64_t>> syncsByModule(const TraceData& trace, int32_t session, int64_t until_ns);
+// Of one process's host synchronisations (`sync_ends`, its hostSyncEnds), those that returned inside the PyTorch
+// bridge's module ranges, counted by the innermost such range's name ("backbone.layer1.0.bn1 (forward)"), most
+// first: where in the model the host waits. Only the annotated steps have module ranges below the model's own:
+// those before `until_ns` (where the bridge removed its hooks; -1: the whole run) are counted.
+std::vector<std::pair<std::string, int64_t>> syncsByModule(const TraceData& trace, int32_t session,
+                                                           const std::vector<int64_t>& sync_ends, int64_t until_ns);
 // The calls of one process (index into trace.sessions) in which its host waited for the GPU (synchronize
 // calls, synchronous copies and copies into pageable memory, launch calls of 100 µs or more: the launch queue was
 // full; and of a launch call queued 1 ms or more behind the GPU's work, what it took beyond twice the process's
