@@ -113,6 +113,7 @@ Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t dev
     step.timed_windows = analysis::mergeIntervals(timed.windows);
     step.timed_gpu_windows = analysis::mergeIntervals(timed.gpu_windows);
     step.between = std::move(timed.between);
+    step.periods = static_cast<int64_t>(timed.periods.size());
     return step;
   }
   step = Step{};
@@ -187,7 +188,11 @@ double Context::modelAllocationShare() const {
 int64_t Context::idleBetweenStepsNs() const {
   if (step.between.empty()) return 0;
   const int64_t gaps = analysis::totalLength(step.between);
-  return (gaps - analysis::overlapLength(activity.busy, step.between)) / static_cast<int64_t>(step.between.size());
+  // Steps whose ranges run one into the next (the bridge's, forward to forward) leave a gap only where something
+  // else ran between them (an evaluation, and the loader's start after it, once an epoch): per step, that counts
+  // once over all the periods.
+  const auto per = std::max(static_cast<int64_t>(step.between.size()), step.periods);
+  return (gaps - analysis::overlapLength(activity.busy, step.between)) / per;
 }
 
 double Context::shareOfPeak(int64_t bytes) const {

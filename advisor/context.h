@@ -53,6 +53,7 @@ struct Step {
   std::vector<analysis::Interval> timed_windows;
   std::vector<analysis::Interval> timed_gpu_windows;  // the GPU's view of them (analysis::StepWindows)
   std::vector<analysis::Interval> between;            // from each timed iteration's GPU end to the next one's start
+  int64_t periods = 0;  // timed iterations followed by a timed one: a gap `between` after few of them is per period
 };
 
 // The GPU work of one phase (forward, backward, optimizer) over the steady steps.

@@ -37,8 +37,10 @@ void measureSteps(const Context& c, const std::vector<Interval>& waits, bool tim
     }
     h.step_ns += ownWork(waits, it.start_ns, it.end_ns);
     ++steps;
-    if (previous && it.start_ns >= previous->end_ns) {
-      h.between_ns += ownWork(waits, previous->end_ns, it.start_ns);
+    // An evaluation after a step (forwards alone) is neither the step's work nor its wait for the next one.
+    const int64_t from = previous ? std::max(previous->end_ns, previous->evaluation_end_ns) : 0;
+    if (previous && it.start_ns >= from) {
+      h.between_ns += ownWork(waits, from, it.start_ns);
       ++pairs;
     }
     previous = &it;

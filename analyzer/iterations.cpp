@@ -158,22 +158,87 @@ std::map<int32_t, std::vector<int64_t>> optimizerStepEnds(const TraceData& t) {
   return ends;
 }
 
-// Gradient accumulation: several forwards (micro-batches) per optimizer step. Where a root module runs more
-// than once between optimizer steps, a step is the optimizer's period: it opens at the first forward after
-// each optimizer step (and at the first forward of all). With one forward per optimizer step, or fewer than
-// two optimizer steps, the forwards stay as they are.
-std::vector<int64_t> firstAfterEachOptimizerStep(const std::vector<int64_t>& starts,
-                                                 const std::vector<int64_t>& optimizer_ends) {
-  if (optimizer_ends.size() < 2 || starts.size() < 2 * optimizer_ends.size()) return starts;
-  std::vector<int64_t> firsts;
-  auto next_end = optimizer_ends.begin();
-  for (size_t i = 0; i < starts.size(); ++i) {
-    if (i == 0 || (next_end != optimizer_ends.end() && starts[i] >= *next_end)) {
-      firsts.push_back(starts[i]);
-      while (next_end != optimizer_ends.end() && *next_end <= starts[i]) ++next_end;
+// A root module's forwards that open training steps, and the runs of forwards between them that no optimizer step
+// follows (an evaluation each epoch, under no_grad). Each forward goes with the optimizer step it precedes; the
+// micro-batches of a step are the median count per optimizer step (gradient accumulation: several), and where an
+// optimizer step has more forwards before it, the earlier ones are an evaluation, as are the forwards after the last
+// optimizer step. PyTorch's transfer-learning tutorial, which evaluates 39 batches after each epoch of 61, had its
+// steps taken from an 8-byte copy once an epoch, 1.4 s long, where it trains at 13.7 ms a step
+// (bench/corpus/tv_transfer_learning_tutorial, H200, 2026-12-01). With fewer than two optimizer steps every forward
+// opens a step.
+struct TrainingForwards {
+  std::vector<int64_t> openings;
+  std::vector<Interval> evaluations;
+};
+
+TrainingForwards trainingForwards(const std::vector<Interval>& forwards, const std::vector<int64_t>& optimizer_ends) {
+  TrainingForwards out;
+  if (optimizer_ends.size() < 2) {
+    for (const Interval& f : forwards) out.openings.push_back(f.start);
+    return out;
+  }
+  std::vector<size_t> step(forwards.size());  // the optimizer step each forward precedes (size(): none)
+  std::vector<int64_t> counts(optimizer_ends.size() + 1, 0);
+  for (size_t i = 0; i < forwards.size(); ++i) {
+    step[i] = static_cast<size_t>(std::lower_bound(optimizer_ends.begin(), optimizer_ends.end(), forwards[i].start) -
+                                  optimizer_ends.begin());
+    ++counts[step[i]];
+  }
+  std::vector<int64_t> per_step;
+  for (size_t k = 0; k < optimizer_ends.size(); ++k) {
+    if (counts[k] > 0) per_step.push_back(counts[k]);
+  }
+  const int64_t micro = std::max<int64_t>(1, summarize(per_step).median);
+  std::vector<int64_t> left = counts;     // forwards of each optimizer step not yet passed
+  size_t opened = optimizer_ends.size();  // the optimizer step whose forwards opened the last step
+  bool evaluating = false;
+  for (size_t i = 0; i < forwards.size(); ++i) {
+    const size_t k = step[i];
+    const bool training = k < optimizer_ends.size() && left[k]-- <= micro;
+    if (training && k != opened) {
+      out.openings.push_back(forwards[i].start);
+      opened = k;
+    } else if (!training && evaluating) {
+      out.evaluations.back().end = std::max(out.evaluations.back().end, forwards[i].end);
+    } else if (!training) {
+      out.evaluations.push_back(forwards[i]);
+    }
+    evaluating = !training;
+  }
+  return out;
+}
+
+// An evaluation's own batches are its: the DataLoader call just before its first forward (a loader without
+// persistent workers starts them there) and the one just after its last (it stops them), within the step before.
+Interval withOwnBatches(Interval evaluation, const std::vector<Interval>& loader, int64_t step_start, int64_t next) {
+  auto after = std::lower_bound(loader.begin(), loader.end(), evaluation.end,
+                                [](const Interval& r, int64_t t) { return r.start < t; });
+  if (after != loader.end() && after->end <= next) evaluation.end = after->end;
+  auto before = std::lower_bound(loader.begin(), loader.end(), evaluation.start,
+                                 [](const Interval& r, int64_t t) { return r.start < t; });
+  if (before != loader.begin() && std::prev(before)->end <= evaluation.start &&
+      std::prev(before)->start >= step_start) {
+    evaluation.start = std::prev(before)->start;
+  }
+  return evaluation;
+}
+
+// A step with an evaluation after it ends where the evaluation begins; the evaluation, to its last forward's end
+// (each with its own batches), is in no step and not between steps (Iteration::evaluation_end_ns).
+void endBeforeEvaluations(const std::vector<Interval>& evaluations, const std::vector<Interval>& loader,
+                          std::vector<Iteration>& steps) {
+  auto e = evaluations.begin();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Iteration& step = steps[i];
+    while (e != evaluations.end() && e->start < step.start_ns) ++e;
+    const int64_t end = step.end_ns;
+    const int64_t next = i + 1 < steps.size() ? steps[i + 1].start_ns : end;
+    for (; e != evaluations.end() && e->start < end; ++e) {
+      const Interval own = withOwnBatches(*e, loader, step.start_ns, next);
+      step.end_ns = std::min(step.end_ns, own.start);
+      step.evaluation_end_ns = std::max(step.evaluation_end_ns, own.end);
     }
   }
-  return firsts;
 }
 
 // How many of these sorted times fall in [start, end).
@@ -203,14 +268,18 @@ void countMicroBatches(const std::vector<int64_t>& backwards, std::vector<Iterat
 // ranges (NCCL's communicator teardown, CUB's) run past the loop's end, to the program's exit.
 void addModuleSteps(const TraceData& t, const LaunchesBySession& launches,
                     std::map<RangeKey, std::vector<Iteration>>& groups) {
-  std::map<RangeKey, std::vector<int64_t>> roots;  // start times of each root module's forward ranges
-  std::map<RangeKey, std::string> root_modules;    // the module each of those ranges names
-  std::map<RangeKey, int32_t> launched;            // kernel launches inside them
+  std::map<RangeKey, std::vector<Interval>> roots;  // each root module's forward ranges, in start order
+  std::map<RangeKey, std::string> root_modules;     // the module each of those ranges names
+  std::map<RangeKey, int32_t> launched;             // kernel launches inside them
   // Start times of each root module's backward ranges, by process and module (on autograd's threads, any of them);
   // sorted, as the ranges are.
   std::map<std::pair<int32_t, std::string>, std::vector<int64_t>> backwards;
+  std::map<std::pair<int32_t, int64_t>, std::vector<Interval>> loader;  // DataLoader calls by process and thread
   for (size_t r = 0; r < t.nvtx.size(); ++r) {
     const std::string& name = t.text(t.nvtx.name[r]);
+    if (t.nvtx.kind[r] == schema::NvtxKind::kRange && name == kDataLoaderRange) {
+      loader[{t.nvtx.session[r], t.nvtx.thread_id[r]}].push_back({t.nvtx.start_ns[r], t.nvtx.end_ns[r]});
+    }
     Phase pass;
     if (t.nvtx.kind[r] != schema::NvtxKind::kRange || !isModuleRange(name)) continue;
     const std::string module = moduleOfRange(name, pass);
@@ -218,21 +287,22 @@ void addModuleSteps(const TraceData& t, const LaunchesBySession& launches,
     if (pass == Phase::kBackward) backwards[{t.nvtx.session[r], module}].push_back(t.nvtx.start_ns[r]);
     if (pass != Phase::kForward) continue;
     const RangeKey key{t.nvtx.session[r], kNone, name + " to the next", t.nvtx.thread_id[r]};
-    roots[key].push_back(t.nvtx.start_ns[r]);
+    roots[key].push_back({t.nvtx.start_ns[r], t.nvtx.end_ns[r]});
     root_modules[key] = module;
     if (const auto own = launches.find(t.nvtx.session[r]); own != launches.end()) {
       launched[key] += countWithin(own->second, t.nvtx.start_ns[r], t.nvtx.end_ns[r]);
     }
   }
   const std::map<int32_t, std::vector<int64_t>> optimizer_ends = optimizerStepEnds(t);
+  static const std::vector<int64_t> kNoOptimizerSteps;
   for (auto& [key, forwards] : roots) {
     // A module that never launches a kernel is no model: torchvision's transforms are modules too, called
     // per sample by a DataLoader on the training thread.
     if (launched[key] == 0) continue;
-    std::vector<int64_t> starts = forwards;
-    if (const auto ends = optimizer_ends.find(std::get<0>(key)); ends != optimizer_ends.end()) {
-      starts = firstAfterEachOptimizerStep(forwards, ends->second);
-    }
+    const auto ends = optimizer_ends.find(std::get<0>(key));
+    const TrainingForwards training =
+        trainingForwards(forwards, ends == optimizer_ends.end() ? kNoOptimizerSteps : ends->second);
+    const std::vector<int64_t>& starts = training.openings;
     if (starts.size() < 2) continue;
     std::vector<Iteration>& steps = groups[key];
     for (size_t i = 0; i + 1 < starts.size(); ++i) steps.push_back({starts[i], starts[i + 1]});
@@ -246,7 +316,10 @@ void addModuleSteps(const TraceData& t, const LaunchesBySession& launches,
       }
     }
     steps.push_back({starts.back(), end});
-    for (Iteration& step : steps) step.forwards = countWithin(forwards, step.start_ns, step.end_ns);
+    endBeforeEvaluations(training.evaluations, loader[{std::get<0>(key), std::get<3>(key)}], steps);
+    std::vector<int64_t> forward_starts;
+    for (const Interval& f : forwards) forward_starts.push_back(f.start);
+    for (Iteration& step : steps) step.forwards = countWithin(forward_starts, step.start_ns, step.end_ns);
     countMicroBatches(backwards[{std::get<0>(key), root_modules[key]}], steps);
   }
 }
@@ -745,7 +818,9 @@ StepWindows stepWindows(const std::vector<Iteration>& list, const std::vector<bo
       s.periods.push_back(
           std::max(list[i + 1].start_ns - list[i].start_ns, list[i + 1].gpu_start_ns - list[i].gpu_start_ns));
       s.spans.push_back({list[i].start_ns, list[i + 1].start_ns});
-      if (list[i + 1].start_ns > end) s.between.push_back({end, list[i + 1].start_ns});
+      if (const int64_t from = list[i].followedFrom(); list[i + 1].start_ns > from) {
+        s.between.push_back({from, list[i + 1].start_ns});
+      }
     }
   }
   return s;

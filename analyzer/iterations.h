@@ -23,8 +23,13 @@ struct Iteration {
   bool as_written = false;     // `apply --record`'s timing check ran it as the script wrote it (kApplyAsWrittenMark)
   bool unrecorded = false;     // ran while the bridge paused recording (PausedSteps): its kernels are not in the trace
   int32_t forwards = 1;        // a root module's forwards in it: the micro-batches of gradient accumulation
+  // Where forwards alone (an evaluation) ran after it, before the next step: from end_ns to here, in no step and not
+  // between steps; 0 where none did.
+  int64_t evaluation_end_ns = 0;
   // Host time or GPU time, whichever is longer: a GPU-bound step's kernels run on after its host range.
   int64_t durationNs() const { return std::max(end_ns, gpu_end_ns) - start_ns; }
+  // Where the time between it and the next step begins: its GPU end, or the end of an evaluation after it.
+  int64_t followedFrom() const { return std::max({end_ns, gpu_end_ns, evaluation_end_ns}); }
 };
 
 enum class IterationSource { kNotFound, kNvtx, kGraphLaunch, kKernelPattern, kHostSync, kCopyPattern, kXlaModule };

@@ -620,6 +620,45 @@ TEST(Advisor, TheGpuIdlingWhileTheDataLoaderMakesTheNextBatchIsAnInputPipelineFi
   EXPECT_LT(g->gain.idle_ns, 4'000'000);
 }
 
+// A DataLoader whose workers start again at each pass: four epochs of ten steps, each step 2 ms of GPU work and a
+// batch handed out in 0.1 ms, but the first batch of each epoch in `restart_ns` (the workers forked and making it).
+Advice adviceOnEpochs(int64_t restart_ns) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("epochs.gpuscope"));
+  int64_t t = 1'000'000;
+  for (int step = 0; step < 40; ++step) {
+    const int64_t loading = step % 10 == 0 ? restart_ns : 100'000;
+    b.nvtx(std::string(analysis::kDataLoaderRange), t, t + loading);
+    t += loading;
+    b.nvtx("Net (forward)", t, t + 400'000);
+    for (int k = 0; k < 4; ++k) {
+      const int64_t start = t + 20'000 + k * 500'000;
+      b.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", start, start + 490'000, 7, t + k * 1'000);
+    }
+    t += 2'100'000;
+  }
+  EXPECT_TRUE(b.finish());
+  return adviceOnPath(dir.path("epochs.gpuscope"));
+}
+
+TEST(Advisor, ALoaderThatStartsItsWorkersAgainEachPassIsToldToKeepThem) {
+  const Advice restarting = adviceOnEpochs(15'000'000);
+  const Finding* f = restarting.find("input_pipeline");
+  ASSERT_TRUE(f) << restarting.step_basis;
+  EXPECT_NE(f->title.find("starts its workers again for each pass"), std::string::npos) << f->title;
+  EXPECT_NE(f->fix.summary.find("persistent_workers=True"), std::string::npos);
+  // The gain is the passes' first batches, 15 ms a pass over about ten steps, not the other batches' 0.1 ms each.
+  EXPECT_GT(f->gain.time_ns, 1'000'000);
+  EXPECT_LT(f->gain.time_ns, 1'600'000);
+  const bool found = std::any_of(f->evidence.begin(), f->evidence.end(), [](const Evidence& e) {
+    return e.text.find("of the DataLoader's __next__ calls in the steady steps took 15.000 ms each") !=
+           std::string::npos;
+  });
+  EXPECT_TRUE(found);
+  // Kept workers still make a pass's first batch when it begins (a few ms): not worth a finding.
+  EXPECT_FALSE(adviceOnEpochs(1'500'000).find("input_pipeline"));
+}
+
 // Steps found from their kernels: 2 ms of GPU work a step, then 3 ms of the host's own work with no CUDA call,
 // and the next batch's copy from the host either after that work (the host made the batch) or before it (a
 // framework's own dispatch of the next step, as XLA's was in a jitted JAX step fed from NumPy).

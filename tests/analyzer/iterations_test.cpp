@@ -422,6 +422,48 @@ TEST(Iterations, AnEvaluationForwardIsNoMicroBatch) {
   for (const Iteration& step : it.list) EXPECT_EQ(step.forwards, 1);
 }
 
+// A train and a val phase each epoch, as PyTorch's transfer-learning tutorial runs them: six training steps, then
+// four forwards under no_grad, then the next epoch. The steps are the training ones, each as long as the others; the
+// evaluation is in none of them and not between them.
+TEST(Iterations, AnEvaluationPhaseBetweenEpochsIsNoStep) {
+  TempDir dir;
+  TraceBuilder b(dir.path("t.gpuscope"));
+  int64_t t = 1'000'000;
+  std::vector<std::pair<int64_t, int64_t>> evaluations;
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    for (int step = 0; step < 6; ++step) {
+      b.nvtx("ResNet (forward)", t, t + 40'000);
+      b.kernel("fwd", t + 2'000, t + 30'000);
+      b.kernel("bwd", t + 50'000, t + 80'000);
+      b.nvtx("optimizer.step (SGD)", t + 85'000, t + 95'000);
+      b.kernel("sgd", t + 86'000, t + 94'000);
+      t += 100'000;
+    }
+    evaluations.push_back({t + 20'000, 0});
+    for (int batch = 0; batch < 4; ++batch) {
+      b.nvtx("ResNet (forward)", t + 20'000, t + 50'000);
+      b.kernel("fwd", t + 22'000, t + 45'000);
+      evaluations.back().second = t + 50'000;
+      t += 60'000;
+    }
+    t += 300'000;  // the loader's workers start again
+  }
+  ASSERT_TRUE(b.finish());
+  const Iterations it = iterationsOf(dir.path("t.gpuscope"));
+  EXPECT_EQ(it.source, IterationSource::kNvtx);
+  ASSERT_EQ(it.list.size(), 18u);
+  for (const Iteration& step : it.list) {
+    EXPECT_EQ(step.kernels, 3);
+    EXPECT_LE(step.end_ns - step.start_ns, 120'000);
+  }
+  EXPECT_EQ(it.list[5].end_ns, evaluations[0].first);
+  EXPECT_EQ(it.list[5].evaluation_end_ns, evaluations[0].second);
+  EXPECT_EQ(it.list[17].evaluation_end_ns, evaluations[2].second);
+  const SteadySteps steady = steadySteps(it);
+  ASSERT_FALSE(steady.timed.between.empty());
+  EXPECT_EQ(steady.timed.between.front().start, evaluations[0].second);
+}
+
 // torchvision's transforms are modules: a DataLoader in the training process calls them per sample, and a trace
 // recorded where they were the only root ranges (the bridge's hooks gone before the model's first call) must not
 // take them for the model. They launch no kernel.
