@@ -170,7 +170,14 @@ def _compare_window(count):
     if copy is not None and (copy[1] is None or copy[1].query()):
         _watching["copy"] = None
         host, _, noted = copy
-        problem, _ = verdict(_watching["kinds"], {"losses": host[:noted].tolist(), "models": []})
+        losses = host[:noted].tolist()
+        problem, _ = verdict(_watching["kinds"], {"losses": losses, "models": []})
+        if problem:
+            # Whether the model was handed other batches is read only now, once, synchronising: the first calls' and
+            # the later calls' input sums (values.LATER). Without them a loader fix's other random crops read as
+            # changed results: the transfer-learning tutorial's persistent workers were rolled back at a window 39 %
+            # off, within what other batches alone set (H200, 2026-12-01).
+            problem, _ = verdict(_watching["kinds"], dict(values.snapshot(), losses=losses))
         if problem:
             _stop_watching()
             _watching["undo"](f"changed results: {problem}")
