@@ -228,6 +228,24 @@ TEST(CorpusIterations, AFunctionCalledTwiceIsTheLoopOfItsIterations) {
   EXPECT_LT(c.host.step_ns, 3'000'000) << c.host.step_ns;  // 25 launches and CuPy's work around them
 }
 
+// PyTorch's transfer-learning tutorial (bench/corpus/tv_transfer_learning_tutorial, H200, 2026-12-01): 61 training
+// steps an epoch, then 39 forwards of its val phase. The steps are the training ones (its clock, which counts the
+// loader's restarts at each epoch's start, read 21.521 ms a step recorded), not the 1.4 s epochs an 8-byte copy
+// once an epoch made them; each val phase is in no step.
+TEST(CorpusIterations, AValPhaseEachEpochLeavesTheTrainingSteps) {
+  Result<analysis::TraceData> data =
+      analysis::loadTrace((kTraces / "tv_transfer_learning_tutorial.program.gpuscope").string());
+  ASSERT_TRUE(data);
+  const Context c = buildContext(*data);
+  EXPECT_EQ(c.iterations.source, analysis::IterationSource::kNvtx);
+  EXPECT_GE(c.iterations.list.size(), 150u);
+  EXPECT_GT(c.step.time_ns, 15'000'000);
+  EXPECT_LT(c.step.time_ns, 21'521'000);
+  const auto evaluations = std::count_if(c.iterations.list.begin(), c.iterations.list.end(),
+                                         [](const analysis::Iteration& i) { return i.evaluation_end_ns > 0; });
+  EXPECT_EQ(evaluations, 3);  // after each of the three epochs
+}
+
 // A Flax classifier's evaluation that keeps every batch's logits (2,048,000 bytes) on the device, recorded with
 // `record --jax` on an H200 (2026-11-28): CUDA sees only XLA's reservation of 75 % of the GPU, made once; XLA's
 // own readings (memory_stats()) show what the program holds inside it, and it grows by a batch's logits a step.
