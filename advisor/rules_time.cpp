@@ -91,7 +91,8 @@ constexpr Rule kRules[] = {
               "GPU activity in the PyTorch bridge's DataLoader ranges",
      .fires_when = "the GPU idles between steps, or inside them while the DataLoader hands out the next batch (or, in "
                    "steps no NVTX range marks, while the host works outside CUDA for 1 ms or more at a time), for "
-                   "10 % of the iteration or more",
+                   "10 % of the iteration or more; where the loader's calls at a pass's start and end took 10x the "
+                   "others, for keeping its workers",
      .why = "Preparing a batch on the training loop's own thread serialises it with the GPU's work: neither runs while "
             "the other does.",
      .fix = "Prepare batches in background workers, in pinned memory, ahead of the step that needs them.",
