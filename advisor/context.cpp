@@ -93,6 +93,10 @@ Step measureStep(const Iterations& it, const analysis::Stats& stats, int32_t dev
     step.time_ns = analysis::stepOf(it, timed.periods);
     step.basis = iterationsBasis(it, step.timed_count);
     step.forwards = medianForwards(it);
+    if (const auto passes = std::count_if(it.list.begin(), it.list.end(),
+                                          [](const analysis::Iteration& i) { return i.evaluation_end_ns > 0; })) {
+      step.basis += ", " + std::to_string(passes) + " passes of the model's forwards alone (an evaluation) left out";
+    }
     if (step.forwards > 1) {
       step.basis += ", each " + std::to_string(step.forwards) + " forwards of the model (gradient accumulation)";
     }

@@ -244,6 +244,8 @@ TEST(CorpusIterations, AValPhaseEachEpochLeavesTheTrainingSteps) {
   const auto evaluations = std::count_if(c.iterations.list.begin(), c.iterations.list.end(),
                                          [](const analysis::Iteration& i) { return i.evaluation_end_ns > 0; });
   EXPECT_EQ(evaluations, 3);  // after each of the three epochs
+  EXPECT_NE(c.step.basis.find("3 passes of the model's forwards alone (an evaluation) left out"), std::string::npos)
+      << c.step.basis;
 }
 
 // A Flax classifier's evaluation that keeps every batch's logits (2,048,000 bytes) on the device, recorded with
