@@ -437,7 +437,7 @@ constexpr int64_t kLoaderRestartNs = 1'000'000;
 
 struct LoaderRestarts {
   int64_t count = 0, total_ns = 0, median_ns = 0;
-  int64_t idle_in_steps_ns = 0;  // the GPU's idle in those inside the timed steps (loaderWait counts it)
+  std::vector<Interval> ranges;  // the restarts' calls, in time order
   Interval longest;
 };
 
@@ -449,9 +449,7 @@ LoaderRestarts loaderRestarts(const Context& c, const std::vector<Interval>& loa
   steady = analysis::mergeIntervals(std::move(steady));
   std::vector<Interval> batches;
   for (const Interval& r : loader_ranges) {
-    const auto in = std::upper_bound(steady.begin(), steady.end(), r.start,
-                                     [](int64_t t, const Interval& s) { return t < s.start; });
-    if (in != steady.begin() && std::prev(in)->holds(r.start)) batches.push_back(r);
+    if (analysis::insideAny(steady, r.start)) batches.push_back(r);
   }
   LoaderRestarts restarts;
   std::vector<int64_t> lengths;
@@ -464,12 +462,7 @@ LoaderRestarts loaderRestarts(const Context& c, const std::vector<Interval>& loa
     }
     ++restarts.count;
     restarts.total_ns += b.length();
-    for (const Interval& w : c.step.timed_windows) {
-      const Interval in{std::max(w.start, b.start), std::min(w.end, b.end)};
-      if (in.end > in.start) {
-        restarts.idle_in_steps_ns += in.length() - analysis::overlapLength(c.activity.busy, in.start, in.end);
-      }
-    }
+    restarts.ranges.push_back(b);
     if (b.length() > restarts.longest.length()) restarts.longest = b;
   }
   return restarts;
@@ -612,7 +605,7 @@ std::optional<Finding> inputPipeline(const Context& c) {
              ": a pass's first batches and its end, where a loader without persistent workers starts and stops them",
          {{"nvtx_range", std::string(analysis::kDataLoaderRange), restarts.longest.start, restarts.longest.end}}});
     // The loader has workers already: more would not make its other batches come sooner.
-    const int64_t other_calls = std::max<int64_t>(0, loader.idle_ns - c.perTimedStep(restarts.idle_in_steps_ns));
+    const int64_t other_calls = std::max<int64_t>(0, loader.idle_ns - loaderWait(c, restarts.ranges).idle_ns);
     f.title =
         "The DataLoader starts its workers again for each pass: the GPU waits " + formatDuration(per_gap) + " per step";
     f.summary =

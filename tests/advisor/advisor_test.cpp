@@ -485,17 +485,21 @@ Advice adviceOnPath(const std::string& path) {
 
 // Until a real multi-rank trace exists (issue #9), a built one: NCCL kernels after the compute of each step,
 // or on their own stream under it.
-// Six steps of one kernel sequence each, 100 us apart, kernels of 5 us back to back.
+// Six steps of one kernel sequence each, 100 us apart, kernels of 5 us back to back; the host waits for the last
+// one, so its own work is the launches (a step that waited for its host would gain nothing from faster kernels).
 Advice adviceOnSequence(const std::vector<std::string>& kernels) {
   TempDir dir;
   testing::TraceBuilder b(dir.path("sequence.gpuscope"));
   for (int step = 0; step < 6; ++step) {
     const int64_t t = step * 100'000;
     b.nvtx("step", t, t + 90'000);
+    int64_t end = t;
     for (size_t i = 0; i < kernels.size(); ++i) {
       const int64_t start = t + 1'000 + static_cast<int64_t>(i) * 5'000;
       b.kernel(kernels[i], start, start + 5'000, 7, start - 500);
+      end = start + 5'000;
     }
+    b.api("cudaStreamSynchronize", end - 4'000, std::max(end, t + 89'000));
   }
   EXPECT_TRUE(b.finish());
   return adviceOnPath(dir.path("sequence.gpuscope"));
@@ -1023,6 +1027,7 @@ Advice adviceOnUnalignedGemms(int64_t gemm_us) {
              t + 100'000 + gemm_us * 1'000, 7, t + 50'000);
     b.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off",
              t + 200'000 + gemm_us * 1'000, t + 9'800'000, 7, t + 150'000 + gemm_us * 1'000);
+    b.api("cudaStreamSynchronize", t + 160'000 + gemm_us * 1'000, t + 9'810'000);  // the host waits for the GPU
   }
   EXPECT_TRUE(b.finish());
   return adviceOnPath(dir.path("unaligned.gpuscope"));
