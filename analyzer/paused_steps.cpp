@@ -52,13 +52,15 @@ int64_t kernelsLaunchedIn(const TraceData& t, int32_t session, const Interval& w
   return launched;
 }
 
-// The first of each of the bridge's marks in one process, as its NVTX marks are read.
+// The first of each of the bridge's marks in one process (of the timed mark, the last before the pause), as its NVTX
+// marks are read.
 struct PauseMarks {
   int64_t timed = -1, paused = -1, resumed = -1;
   std::string figures;
 
   void see(const std::string& name, int64_t at) {
-    if (name == marks::kRecordedStepsTimed && timed < 0) timed = at;
+    // The last before the pause: the bridge starts its recorded steps again after an evaluation, and marks it.
+    if (name == marks::kRecordedStepsTimed && paused < 0) timed = at;
     if (name == marks::kRecordingPaused && paused < 0) paused = at;
     // The bridge before 77db17a put its figures in the resume mark: its traces still read.
     if (name.starts_with(marks::kRecordingResumed) && paused >= 0 && resumed < 0) resumed = at;

@@ -8,7 +8,8 @@
 
 namespace gpuscope::marks {
 
-// Where the bridge began timing recorded steps, the steps it compares the paused ones with.
+// Where the bridge began timing recorded steps, the steps it compares the paused ones with (again where a window
+// held an evaluation: the last such mark before the pause counts).
 inline constexpr std::string_view kRecordedStepsTimed = "gpuscope: recorded steps timed";
 // Recording paused: kernels, copies, sets and API calls are no longer recorded (allocations still are, so that no
 // allocation's free goes missing), NVTX ranges and marks still are.

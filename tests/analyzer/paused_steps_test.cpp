@@ -59,6 +59,19 @@ TEST(PausedSteps, AHostBoundLoopsCostIsTheDifferenceOfItsSteps) {
   EXPECT_EQ(recordingCostPerLaunch(trace, 0), 10'000);
 }
 
+// A window of recorded steps that held an evaluation starts again, and the bridge marks its start again: the
+// launches are counted from the last mark before the pause (steps 4 and 5: 8 launches), not the first.
+TEST(PausedSteps, TheRecordedStepsAreThoseFromTheLastTimedMark) {
+  TempDir dir;
+  const TraceData trace = recorded(dir, {.timed_again_at = 4});
+  const std::optional<PausedSteps> steps = pausedSteps(trace, 0);
+  ASSERT_TRUE(steps);
+  EXPECT_EQ(steps->recorded.start, 1'400'000 - 100);
+  const std::optional<PausedStepsCost> cost = pausedStepsCost(trace, 0);
+  ASSERT_TRUE(cost);
+  EXPECT_EQ(cost->per_launch_ns, 40'000 * 4 / 8);
+}
+
 // A GPU-bound loop: both figures are the GPU's pace and say next to nothing of the host's cost, so the machine's
 // larger figure stands.
 TEST(PausedSteps, AGpuBoundLoopKeepsTheMachinesFigure) {

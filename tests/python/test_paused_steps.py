@@ -50,6 +50,26 @@ class PausedSteps(unittest.TestCase):
         out, _ = run("2", "--accumulate", "3")
         self.assertEqual([step for step, _ in marks_by_step(out["events"])], [2, 3, 5, 8, 11])
 
+    def test_a_window_that_held_an_evaluation_starts_again(self):
+        out, _ = run("3", "--evaluate-every", "5")
+        # Evaluations after steps 4, 9 and 14: the recorded window starts again at step 5 (marked again), the paused
+        # one at step 10, the one after the pause at step 15; each then times 3 steps.
+        self.assertEqual([(step, text.split(" (")[0]) for step, text in marks_by_step(out["events"])],
+                         [(2, HOOKS_REMOVED), (3, TIMED), (5, TIMED), (8, PAUSED), (13, RESUMED),
+                          (18, "gpuscope: recording's cost timed")])
+
+    def test_a_program_that_ends_while_the_last_steps_are_timed_gives_the_figures_of_those_it_ran(self):
+        # Timed 3-7 recorded, paused at 7, 8-12 paused, resumed at 12, recorded from 13: ended after step 15, two
+        # steps of the four after the pause were timed, and the figure after is theirs, scaled to four.
+        out, _ = run("4", "--steps", "16")
+        marks = marks_by_step(out["events"])
+        self.assertEqual([step for step, _ in marks], [2, 3, 7, 12, 15])
+        figures = COST.match(marks[-1][1])
+        self.assertIsNotNone(figures, marks[-1][1])
+        self.assertEqual(int(figures.group(1)), 4)
+        out, _ = run("4", "--steps", "15")  # one step timed after it: no figures
+        self.assertEqual([step for step, _ in marks_by_step(out["events"])], [2, 3, 7, 12])
+
     def test_zero_steps_times_nothing(self):
         out, _ = run("0")
         self.assertEqual(marks_by_step(out["events"]), [(2, HOOKS_REMOVED)])

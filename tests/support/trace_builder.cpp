@@ -204,6 +204,7 @@ std::string buildPausedRecording(const std::filesystem::path& dir, const PausedR
     const bool in_pause = step >= 6 && (step < 10 || !r.resumed);
     if (step == 1) b.mark(std::string(analysis::kHooksRemovedMark), t - 100);
     if (step == 2) b.mark(std::string(marks::kRecordedStepsTimed), t - 100), timed_from = t;
+    if (step == r.timed_again_at) b.mark(std::string(marks::kRecordedStepsTimed), t - 100);
     if (step == 6) b.mark(std::string(marks::kRecordingPaused), t - 100), paused_from = t;
     if (step == 10 && r.resumed) b.mark(std::string(marks::kRecordingResumed), t - 100);
     if (step == 15 && r.resumed) {

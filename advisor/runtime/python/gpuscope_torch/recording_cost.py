@@ -11,7 +11,8 @@ around them, so that a program whose own pace drifts does not read as recording'
 A step is the analyzer's: from one root module's forward to the next, or, once an optimizer has stepped, from the
 first forward after each optimizer step (gradient accumulation). Each figure is the host's time across the same
 number of steps: in a GPU-bound loop all are the GPU's pace and differ by nothing, in a host-bound one by what
-recording costs the host. The step of each switch is left out. GPUSCOPE_TORCH_COST_STEPS (default 5, 0: never)
+recording costs the host. The step of each switch is left out, and a window that holds an evaluation (forwards in
+eval mode or without grad, once an optimizer has stepped) starts again after it. GPUSCOPE_TORCH_COST_STEPS (default 5, 0: never)
 is the fewest steps timed each time; more are taken until the first recorded ones hold 0.1 s, at most 40.
 """
 
@@ -70,6 +71,9 @@ def _on_root_forward(module):
     try:
         if _state["phase"] == _DONE or not annotate.hook_free() or annotate._compiling():
             return
+        if _state["optimizer"] and (not module.training or not torch.is_grad_enabled()):
+            _state["evaluated"] = True  # a training program's evaluation: no step, and no window may time it
+            return
         if _state["optimizer"] and not _state["stepped"]:
             return  # another micro-batch of the same step
         _state["stepped"] = False
@@ -82,6 +86,12 @@ def _on_root_forward(module):
 
 def _step_start(now):
     phase, starts = _state["phase"], _state["starts"]
+    if _state.pop("evaluated", False) and phase in (_RECORDED, _PAUSED, _RECORDED_AFTER):
+        # The window held an evaluation (the tutorial's val phase, 39 forwards): it starts again from this step.
+        starts[:] = [now]
+        if phase == _RECORDED:
+            torch.cuda.nvtx.mark(RECORDED_STEPS_TIMED_MARK)  # the analyzer counts the launches from the last one
+        return
     if phase == _SETTLE:
         if not _state.pop("switched", False):
             _state["switched"] = True  # the hooks' switch: its step is timed neither way
@@ -125,9 +135,20 @@ def _resume():
 
 
 def _resume_at_exit():
-    """A program that ends while paused: recording resumes (the analyzer has no figures then)."""
+    """A program that ends while paused: recording resumes (the analyzer has no figures then). One that ends while
+    its recorded steps after the pause are timed gives the figures of those it finished, from half as many as
+    before the pause (at least 2), scaled to as many: a Llama trained for 23 optimizer steps, 4 of them annotated
+    and 2 evaluations between, ended 4 steps short of its figures (bench/corpus/hf_llama_grad_accum_eval)."""
     try:
         _resume()
+        starts = _state["starts"]
+        if _state["phase"] == _RECORDED_AFTER:
+            steps, before = _state["recorded"]
+            done = len(starts) - 1
+            if done >= max(2, (steps + 1) // 2):
+                after = (starts[-1] - starts[0]) * steps // done
+                torch.cuda.nvtx.mark(f"{RECORDING_COST_TIMED_MARK} ({steps} steps: {before} ns recorded before, "
+                                     f"{_state['paused']} ns paused, {after} ns recorded after)")
         _state["phase"] = _DONE
     except Exception:
         pass
