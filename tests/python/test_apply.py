@@ -430,6 +430,26 @@ class KeptOutputs(PlanCase):
         _, lines = self.json_output("kept_outputs.py", "latest", plan=self.plan({"kind": "cuda_graphs"}))
         self.assertFalse([line for line in lines if "rolled back" in line], lines)
 
+    def test_a_graph_replays_cached_outputs_are_not_the_callers(self):
+        """From its first replay on, a CUDA graph tree hands back the same output tensors at every call, cached
+        and kept alive by the tree (torch._C._add_cached_tensor): a video classifier that kept only each batch's
+        labels had its graphs rolled back as keeping its outputs (bench/corpus/pt_video_frames_serial_copy,
+        H200, 2026-12-01). Those outputs are not judged; the calls' own new ones are."""
+        sys.path.insert(0, str(support.BRIDGE))
+        from gpuscope_torch import apply  # its functions only: nothing is installed in this process
+
+        replayed, made = torch.zeros(4), torch.zeros(4)
+        torch._C._set_cached_tensors_enabled(True)
+        try:
+            torch._C._add_cached_tensor(replayed)
+            self.assertEqual(apply._fresh([replayed, made]), [made])
+            recent = [apply._storages(apply._fresh([replayed]))] * 2
+            self.assertFalse(apply._kept(recent))
+        finally:
+            torch._C._remove_cached_tensor(replayed)
+            torch._C._set_cached_tensors_enabled(False)
+        self.assertTrue(apply._kept([apply._storages([made]), []]))  # a call's own output, still held
+
 
 class AttributeState(PlanCase):
     """CUDA graphs replay into the same memory, so a forward that stores tensors in the model's attributes at

@@ -876,7 +876,7 @@ def _guarded(kind, changed, original, graphs, module, attributes):
             return original(*args, **kwargs)
         # Over the first calls only: a loop keeps its outputs from the start, and each check costs host time.
         if graphs and state["calls"] <= _KEPT_CALLS:
-            returned = _storages(values.tensors(out))
+            returned = _storages(_fresh(values.tensors(out)))
             state["recent"] = (state["recent"] + [returned])[-2:]
             if state["calls"] <= 3:
                 state["returned"] = returned
@@ -995,6 +995,14 @@ def _kept(recent):
     """Whether the outputs of the call before the previous one are still alive: a caller that only holds the
     latest result (`out = model(x)`) has dropped them by now; one that keeps every result has not."""
     return len(recent) == 2 and any(ref() is not None for ref in recent[0])
+
+
+def _fresh(tensors):
+    """The tensors a call made anew, not torch.compile's CUDA graph outputs: from a graph's first replay on, CUDA
+    graph trees hand back the same cached output tensors at every replay, which the tree itself keeps alive, so
+    they would always look kept. Judged on the calls before the first replay (the warm-up, the recording)."""
+    cached = getattr(torch._C, "_is_cached_tensor", None)
+    return [t for t in tensors if cached is None or not cached(t)]
 
 
 def _accumulating(state, module):
