@@ -534,7 +534,17 @@ std::string pausedNote(const Context& c, const analysis::Interval& paused) {
                      " of this run, to time steps unrecorded: their kernels are not in the trace, and those steps are "
                      "left out of the step";
   const std::optional<analysis::PausedStepsCost>& own = c.paused_cost;
-  if (!own) return note;
+  if (!own) {
+    // Said, not guessed at: a Llama trained with gradient accumulation ran 116.6 ms a step recorded and 69.4 plain,
+    // where the machine's figure took 7.3 ms a step off (bench/corpus/hf_llama_grad_accum_eval, H200, 2026-12-01).
+    const std::optional<analysis::PausedSteps> steps = analysis::pausedSteps(c.trace, c.session);
+    return note + "; it has no figures of the steps it timed (" +
+           (steps && steps->steps == 0
+                ? std::string("the program ended before as many recorded steps were timed after the pause as before")
+                : std::string("the pause did not take, or no kernels were launched before it")) +
+           "), so what recording cost this process is not measured: only the machine's figure per launch is taken "
+           "off, which a PyTorch process can exceed several times, and the step and its idle time may be too long";
+  }
   note += "; by the bridge's clock, " + std::to_string(own->steps) + " steps ran " +
           analysis::formatDuration(own->paused_step_ns) + " a step paused and " +
           analysis::formatDuration(own->recorded_step_ns) + " recorded around them";

@@ -694,7 +694,7 @@ TEST(Advisor, HostWorkOutsideCudaIsAnInputPipelineOnlyWhereTheBatchsCopyFollowsI
 
 // A recording the PyTorch bridge paused for four steps (testing::buildPausedRecording): the note says how fast the
 // program's own steps ran there and recorded around them, by the bridge's clock; where the recorded ones drifted,
-// that no recording cost is read from them.
+// that no recording cost is read from them; where the program ended before the figures, that none was measured.
 TEST(Advisor, ThePausedStepsNoteGivesTheirPace) {
   const auto pausedNote = [](const Advice& a) {
     const auto n = std::find_if(a.notes.begin(), a.notes.end(), [](const std::string& text) {
@@ -711,6 +711,13 @@ TEST(Advisor, ThePausedStepsNoteGivesTheirPace) {
   const std::string drifted =
       pausedNote(adviceOnPath(testing::buildPausedRecording(drifted_dir.dir(), {.after_step_ns = 70'000})));
   EXPECT_NE(drifted.find("the program's own pace changed meanwhile"), std::string::npos) << drifted;
+  // A program that ended before the figures: the note says the process's recording cost is not measured.
+  TempDir ended_dir;
+  const std::string ended =
+      pausedNote(adviceOnPath(testing::buildPausedRecording(ended_dir.dir(), {.figures = false})));
+  EXPECT_NE(ended.find("so what recording cost this process is not measured"), std::string::npos) << ended;
+  EXPECT_NE(ended.find("the program ended before"), std::string::npos) << ended;
+  EXPECT_EQ(steady.find("not measured"), std::string::npos) << steady;
 }
 
 // A built 2-rank job whose rank 1 is 300 µs late to its all-reduce each step: rank 0 waits there, which is

@@ -207,7 +207,7 @@ std::string buildPausedRecording(const std::filesystem::path& dir, const PausedR
     if (step == r.timed_again_at) b.mark(std::string(marks::kRecordedStepsTimed), t - 100);
     if (step == 6) b.mark(std::string(marks::kRecordingPaused), t - 100), paused_from = t;
     if (step == 10 && r.resumed) b.mark(std::string(marks::kRecordingResumed), t - 100);
-    if (step == 15 && r.resumed) {
+    if (step == 15 && r.resumed && r.figures) {
       b.mark(std::string(marks::kRecordingCostTimed) + " (4 steps: " + std::to_string(paused_from - timed_from) +
                  " ns recorded before, " + std::to_string(4 * r.paused_step_ns) + " ns paused, " +
                  std::to_string(4 * r.after_step_ns) + " ns recorded after)",

@@ -88,6 +88,7 @@ struct PausedRecording {
   int64_t after_step_ns = 100'000;  // the recorded steps after the pause
   bool collector_paused = true;     // false: a collector that does not know the marks recorded on
   bool resumed = true;              // false: the program ended paused
+  bool figures = true;              // false: it ended after resuming, before the bridge wrote its figures
   int timed_again_at = -1;          // a step before the pause (2-5) whose start the bridge marks timed again
 };
 std::string buildPausedRecording(const std::filesystem::path& dir, const PausedRecording& r);
