@@ -496,15 +496,14 @@ void setAsideHostBoundKernelFixes(const Context& c, std::vector<Finding>& findin
     const StepForecast without = forecast(c, others);
     const int64_t won = std::max(without.gpu_ns, without.host_ns) - std::max(with.gpu_ns, with.host_ns);
     if (static_cast<double>(won) >= kHostBoundKernelFixShare * static_cast<double>(f->gain.time_ns)) continue;
+    const std::string waits = analysis::formatDuration(with.host_ns) + " of host work " + perStepWords(c) +
+                              " against " + analysis::formatDuration(with.gpu_ns) + " on the GPU";
+    const std::string wins = won > 0 ? analysis::formatDuration(won) : std::string("nothing");
     notes.push_back(f->title +
-                    ": not a finding for the time goal, as with the other findings' fixes the step "
-                    "waits for its host (" +
-                    analysis::formatDuration(with.host_ns) + " of host work " + perStepWords(c) + " against " +
-                    analysis::formatDuration(with.gpu_ns) +
-                    " on the GPU): it would "
-                    "win " +
-                    (won > 0 ? analysis::formatDuration(won) : std::string("nothing")) + " of the " +
-                    analysis::formatDuration(f->gain.time_ns) + " it saves on the GPU");
+                    ": not a finding for the time goal, as with the other findings' fixes the step waits "
+                    "for its host (" +
+                    waits + "): it would win " + wins + " of the " + analysis::formatDuration(f->gain.time_ns) +
+                    " it saves on the GPU");
     set_aside.push_back(f);
   }
   std::erase_if(findings,
