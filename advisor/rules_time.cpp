@@ -625,13 +625,13 @@ std::optional<Finding> inputPipeline(const Context& c) {
                              ? std::min(c.step.time_ns, c.paused_cost->paused_step_ns)
                              : c.step.time_ns;
     if (static_cast<double>(gain_ns) < 0.10 * static_cast<double>(pace)) return std::nullopt;
+    const std::string others = formatDuration(other_calls) + " per step";
     gain_basis =
         "the GPU's idle time waiting for batches in the steady steps less its idle in the loader's other "
         "calls (" +
-        formatDuration(other_calls) +
-        " per step, which kept workers do not shorten: workers "
-        "made those batches already); kept between passes, the workers have the next pass's first batches "
-        "ready";
+        others +
+        ", which kept workers do not shorten: workers made those batches already); "
+        "kept between passes, the workers have the next pass's first batches ready";
   }
   if (waiting > 0) {
     f.evidence.push_back({"inside its collectives this rank waits " + formatDuration(waiting) +
