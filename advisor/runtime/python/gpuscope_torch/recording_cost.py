@@ -12,8 +12,9 @@ A step is the analyzer's: from one root module's forward to the next, or, once a
 first forward after each optimizer step (gradient accumulation). Each figure is the host's time across the same
 number of steps: in a GPU-bound loop all are the GPU's pace and differ by nothing, in a host-bound one by what
 recording costs the host. The step of each switch is left out, and a window that holds an evaluation (forwards in
-eval mode or without grad, once an optimizer has stepped) starts again after it. GPUSCOPE_TORCH_COST_STEPS (default 5, 0: never)
-is the fewest steps timed each time; more are taken until the first recorded ones hold 0.1 s, at most 40.
+eval mode or without grad, once an optimizer has stepped) starts again after it. GPUSCOPE_TORCH_COST_STEPS (default
+5, 0: never) is the fewest steps timed each time; more are taken until the first recorded ones hold 0.1 s, at most
+40.
 """
 
 import atexit
@@ -118,10 +119,14 @@ def _step_start(now):
         starts.append(now)
         steps, before = _state["recorded"]
         if len(starts) - 1 >= steps:
-            after = starts[-1] - starts[0]
-            torch.cuda.nvtx.mark(f"{RECORDING_COST_TIMED_MARK} ({steps} steps: {before} ns recorded before, "
-                                 f"{_state['paused']} ns paused, {after} ns recorded after)")
+            _mark_figures(steps, before, starts[-1] - starts[0])
             _state["phase"] = _DONE
+
+
+def _mark_figures(steps, before, after):
+    """The three figures, for the analyzer (analysis::pausedStepsCost)."""
+    torch.cuda.nvtx.mark(f"{RECORDING_COST_TIMED_MARK} ({steps} steps: {before} ns recorded before, "
+                         f"{_state['paused']} ns paused, {after} ns recorded after)")
 
 
 def _enough(starts):
@@ -146,9 +151,7 @@ def _resume_at_exit():
             steps, before = _state["recorded"]
             done = len(starts) - 1
             if done >= max(2, (steps + 1) // 2):
-                after = (starts[-1] - starts[0]) * steps // done
-                torch.cuda.nvtx.mark(f"{RECORDING_COST_TIMED_MARK} ({steps} steps: {before} ns recorded before, "
-                                     f"{_state['paused']} ns paused, {after} ns recorded after)")
+                _mark_figures(steps, before, (starts[-1] - starts[0]) * steps // done)
         _state["phase"] = _DONE
     except Exception:
         pass
