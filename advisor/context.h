@@ -79,6 +79,7 @@ struct HostWork {
   int64_t blocks_forward_ns = 0;        // the repeated blocks' forward ranges (the PyTorch bridge's module ranges)
   int64_t blocks_forward_launches = 0;  // kernels launched in them
   int64_t forward_fp32_gemms = 0;       // fp32 and TF32 GEMMs and convolutions launched in the forward phase
+  bool half_precision = false;          // the forward's GEMMs and convolutions run in bf16 or fp16 (autocast, .half())
   int64_t between_ns = 0;               // from one step's host range to the next one's (loading the next batch)
   int64_t loading_ns = 0;               // of step_ns, in the PyTorch bridge's DataLoader ranges (the next batch)
   int64_t recording_ns = 0;   // taken off step_ns: the collector's own cost per launch (kRecordingCostPerLaunchNs)

@@ -20,6 +20,13 @@ inline constexpr int64_t kCompiledCallsPerStep = 2;  // a training step's: the m
 // with 1 to 64 gradient buckets (3.9 and 13.3-13.9 ms of it in the forward), against 2.1 and 5.9 ms unwrapped
 // (tests/bench/torch_graph_call_cost.py --ddp-caps, docs/benchmarks.md): 0.12 ms more per parameter tensor.
 inline constexpr int64_t kDdpCompiledHostPerParameterNs = 120'000;
+// Compiled code issues each kernel from Inductor's Python wrapper, which costs the host about as much per launch
+// as eager code does: on an H200 plain (tests/bench/torch_host_costs.py, docs/benchmarks.md, 2026-12-01) the
+// compiled forward and backward of a naive GPT, GPT-2 and ResNet-50 took 19.9, 28.6 and 28.7 us per launch, 27.3,
+// 38.8 and 35.3 us under bf16 autocast (their eager ones 21.8-50.9 us). Where the eager model launched for less,
+// its compiled launches cost at least the low end of these.
+inline constexpr int64_t kCompiledLaunchHostNs = 19'900;
+inline constexpr int64_t kCompiledHalfLaunchHostNs = 27'300;  // the model computes in bf16 or fp16
 
 // What a set of fixes changes in the host's work.
 struct HostChanges {
@@ -44,7 +51,8 @@ int64_t gpuSlack(const Context& context);
 inline constexpr std::string_view kHostFloorBasis =
     "the host's own work per step (its step range less the time it waited for the GPU), with the forward and "
     "backward scaled by their launches (less those fusion removes, plus a compiled recomputation's and one cast "
-    "per fp32 GEMM under autocast), a per-parameter optimizer step's host time divided by 4 "
+    "per fp32 GEMM under autocast; compiled, at least 19.9 us per launch, 27.3 us in bf16 or fp16), a "
+    "per-parameter optimizer step's host time divided by 4 "
     "when fused, 3.2× the blocks' forward host time added for eager recomputation, and 0.86 ms per compiled "
     "call with CUDA graphs, plus 0.12 ms per parameter tensor of a DistributedDataParallel model "
     "(tests/bench/torch_host_costs.py, tests/bench/torch_graph_call_cost.py, docs/benchmarks.md)";

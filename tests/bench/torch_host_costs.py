@@ -8,8 +8,10 @@ The advisor's host floor (advisor/advice.cpp) scales the host time measured in a
 plain and under `gpuscope record --torch` (the bridge's module hooks cost host time in eager code, none in
 compiled code), since the traces the advisor reads are recorded that way.
 
-Usage (on a GPU): python3 torch_host_costs.py naive|gpt2|resnet [--steps N]
-Prints one JSON line per variant: median host ms of forward, backward, optimizer, and their sum.
+Usage (on a GPU): python3 torch_host_costs.py naive|gpt2|resnet [--steps N] [--variants eager,compile,...]
+Prints one JSON line per variant: median host ms of forward, backward, optimizer, and their sum, and the
+kernels, copies and memsets each phase launched (counted by torch.profiler in one more step, after the timed
+ones, so the counting costs the timed steps nothing): the host's time per launch, eager against compiled.
 """
 
 import argparse
@@ -88,8 +90,36 @@ def measure(model_of, variant, optimizer_kind, steps, warmup):
         if i >= warmup:
             times.append((t1 - t0, t2 - t1, t3 - t2))
     ms = [statistics.median(t[p] for t in times) * 1e3 for p in range(3)]
+    launches = count_launches(model, loss_of, optimizer, autocast)
     return {"forward_ms": ms[0], "backward_ms": ms[1], "optimizer_ms": ms[2], "total_ms": sum(ms),
-            "parameters": sum(1 for _ in model.parameters())}
+            "parameters": sum(1 for _ in model.parameters()), "forward_launches": launches[0],
+            "backward_launches": launches[1], "optimizer_launches": launches[2],
+            "model_us_per_launch": (ms[0] + ms[1]) * 1e3 / max(1, launches[0] + launches[1])}
+
+
+def count_launches(model, loss_of, optimizer, autocast):
+    """The GPU activities (kernels, copies, memsets) each phase of one more step launches."""
+    from torch.profiler import ProfilerActivity, profile
+
+    def on_gpu(phase):
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            result = phase()
+            torch.cuda.synchronize()
+        return result, sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+
+    def forward():
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
+            return loss_of(model)
+
+    def step():
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    loss, f = on_gpu(forward)
+    _, b = on_gpu(loss.backward)
+    _, o = on_gpu(step)
+    return f, b, o
 
 
 VARIANTS = [("eager", "per_param"), ("eager", "foreach"), ("eager", "fused"), ("eager_bf16", "fused"),
@@ -101,11 +131,15 @@ def main():
     parser.add_argument("model", choices=["naive", "gpt2", "resnet"])
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=4)
+    parser.add_argument("--variants", help="comma-separated variant names (default: all)")
     args = parser.parse_args()
     torch.backends.cudnn.benchmark = True
     model_of = {"naive": naive_gpt, "gpt2": gpt2, "resnet": resnet}[args.model]
     recorded = "record" in os.environ.get("GPUSCOPE_TORCH", "")
+    chosen = args.variants.split(",") if args.variants else None
     for variant, optimizer_kind in VARIANTS:
+        if chosen and (variant not in chosen or optimizer_kind != "fused"):  # chosen: the fused optimizer's
+            continue
         result = measure(model_of, variant, optimizer_kind, args.steps, args.warmup)
         print(json.dumps({"model": args.model, "variant": variant, "optimizer": optimizer_kind,
                           "recorded": recorded, **{k: round(v, 3) for k, v in result.items()}}), flush=True)
