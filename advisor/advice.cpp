@@ -70,9 +70,17 @@ int64_t firstCallAsWrittenPeak(const Context& c, const std::vector<const Finding
   const analysis::DeviceMemory* d = c.memory.peakDevice();
   if (!d || c.iterations.list.empty() || !c.iterations.list.front().warmup) return 0;
   const analysis::Iteration& first = c.iterations.list.front();
+  // Of a step of several micro-batches (gradient accumulation), the first alone: the compiled model runs the rest.
+  int64_t end = first.end_ns;
+  if (first.forwards > 1) {
+    const auto second = std::find_if(c.phases.begin(), c.phases.end(), [&](const analysis::PhaseRange& r) {
+      return r.phase == analysis::Phase::kForward && r.start > first.start_ns && r.start < first.end_ns;
+    });
+    if (second != c.phases.end()) end = second->start;
+  }
   int64_t peak = 0;
   for (const analysis::MemoryPoint& p : d->timeline) {
-    if (p.time_ns >= first.start_ns && p.time_ns < first.end_ns) peak = std::max(peak, p.live_bytes);
+    if (p.time_ns >= first.start_ns && p.time_ns < end) peak = std::max(peak, p.live_bytes);
   }
   return peak;
 }
@@ -651,7 +659,7 @@ Advice advise(const Context& c, Goal goal) {
   if (const int64_t first = firstCallAsWrittenPeak(c, chosen); first > a.plan_predicted.peak_memory_bytes) {
     a.notes.push_back(
         "the plan's peak is the model's first call: gpuscope apply runs it as the script wrote it (its "
-        "fixes take over from the second), and in this recording the first step peaked at " +
+        "fixes take over from the second), and in this recording the model's first call peaked at " +
         analysis::formatBytes(first) + ", against " + analysis::formatBytes(a.plan_predicted.peak_memory_bytes) +
         " predicted for the steps after it");
     a.plan_predicted.peak_memory_bytes = first;

@@ -8,6 +8,7 @@
 
 #include "analyzer/intervals.h"
 #include "analyzer/kernel_classifier.h"
+#include "analyzer/paused_steps.h"
 #include "analyzer/phases.h"
 
 namespace gpuscope::analysis {
@@ -72,13 +73,19 @@ struct WindowPeaks {
   int64_t inside = 0, outside = 0;
 };
 
-WindowPeaks peaksAround(std::vector<std::pair<int64_t, int64_t>>& changes, const Interval& window) {
+// Moments inside `unjudged` (the steps the PyTorch bridge timed with recording paused) count for neither: their
+// kernels are not in the trace, so which of their tensors a compiler keeps on chip cannot be told, and they repeat
+// the recorded steps around them.
+WindowPeaks peaksAround(std::vector<std::pair<int64_t, int64_t>>& changes, const Interval& window,
+                        const Interval& unjudged) {
   std::sort(changes.begin(), changes.end());  // at one moment, frees (negative) first
   int64_t live = 0;
   WindowPeaks p;
   for (const auto& [time, bytes] : changes) {
+    live += bytes;
+    if (unjudged.holds(time)) continue;
     int64_t& peak = time >= window.start && time < window.end ? p.inside : p.outside;
-    peak = std::max(peak, live += bytes);
+    peak = std::max(peak, live);
   }
   return p;
 }
@@ -198,18 +205,30 @@ std::optional<TensorReplay> replayTensors(const TraceData& trace, const MemoryAn
       what.drop_temporaries ? livedAmongFusableKernels(trace, memory) : std::vector<bool>(n);
   std::vector<std::pair<int64_t, int64_t>> changes =
       changedTimeline(memory, categories, top->device, what, fused, until, again);
-  const WindowPeaks after = peaksAround(changes, window);
+  const int32_t session = memory.allocations[static_cast<size_t>(top->live_at_peak.front())].session;
+  const std::optional<PausedSteps> paused = pausedSteps(trace, session);
+  const Interval unjudged = paused ? paused->paused : Interval{0, 0};
+  const WindowPeaks after = peaksAround(changes, window, unjudged);
+  // What the paused steps peaked above the recorded ones stays: the replay changes only what it can judge.
+  int64_t unjudged_above = 0;
+  if (paused) {
+    std::vector<std::pair<int64_t, int64_t>> recorded = changedTimeline(
+        memory, categories, top->device, MemoryChanges{}, std::vector<bool>(n), as_recorded, as_recorded);
+    const WindowPeaks judged = peaksAround(recorded, Interval{0, kForever}, unjudged);
+    unjudged_above = std::max<int64_t>(0, top->peak_bytes - judged.inside);
+  }
   if (out.blocks == 0) {
-    out.peak_bytes = std::max(after.inside, after.outside);
+    out.peak_bytes = std::max(after.inside, after.outside) + unjudged_above;
     return out;
   }
   // Outside the blocks' ranges are steps without module ranges (the bridge's hook-free steps, where it took its
   // hooks off): nothing there can be placed in a block, so their peak shrinks as the annotated steps' did.
   std::vector<std::pair<int64_t, int64_t>> unchanged =
       changedTimeline(memory, categories, top->device, what, fused, as_recorded, as_recorded);
-  const WindowPeaks before = peaksAround(unchanged, window);
+  const WindowPeaks before = peaksAround(unchanged, window, unjudged);
   const double shrink = before.inside > 0 ? static_cast<double>(after.inside) / static_cast<double>(before.inside) : 1;
-  out.peak_bytes = std::max(after.inside, static_cast<int64_t>(static_cast<double>(before.outside) * shrink));
+  out.peak_bytes =
+      std::max(after.inside, static_cast<int64_t>(static_cast<double>(before.outside) * shrink)) + unjudged_above;
   return out;
 }
 
