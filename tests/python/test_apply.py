@@ -251,6 +251,18 @@ class Guards(PlanCase):
         self.assertIn("precision-1 (precision): rolled back: RuntimeError: Index put requires the source and "
                       "destination dtypes match", lines[2])
 
+    def test_autocast_leaves_the_outputs_the_dtype_the_script_wrote_them(self):
+        """The code after the model is the script's, which no guard covers: its outputs stay fp32 where the calls as
+        written returned fp32, so that a DCGAN's BCELoss (no mixed dtypes) does not raise in the script."""
+        plain, _ = self.json_output("gan_bce.py")
+        applied, lines = self.json_output("gan_bce.py",
+                                          plan=self.plan({"kind": "precision", "setting": "bf16_autocast"}))
+        self.assertEqual(len(lines), 2, lines)
+        self.assertIn("applied: each forward of Discriminator runs under torch.autocast(bfloat16)", lines[1])
+        self.assertEqual(applied[0], plain[0])  # the first call as written
+        self.assertTrue(all(abs(a - p) < 0.01 * abs(p) for a, p in zip(applied, plain)), (applied, plain))
+        self.assertNotEqual(applied[1:], plain[1:])  # in bf16 from the second call
+
     def test_autocast_under_a_compile_that_fails_is_rolled_back_too(self):
         no_compiler = {"CXX": "/bin/false"}
         plan = self.plan({"kind": "precision", "setting": "bf16_autocast"}, {"kind": "fusion"})

@@ -350,8 +350,24 @@ def _root_post(module, args, output):
     if torch.compiler.is_compiling():
         return
     _depth.value = max(0, getattr(_depth, "value", 0) - 1)
+    if _depth.value == 0 and not _autocast and id(module) in _models and "autocast" in _planned_kinds():
+        _note_written_dtypes(module, output)
     if _depth.value == 0 and _autocast:
         _autocast.pop().__exit__(None, None, None)
+
+
+_written_half = {}  # id(model): whether its calls as written (no autocast of the plan's) returned a bf16 or fp16 tensor
+
+
+def _planned_kinds():
+    return {kind for kind, _ in _root_fixes}
+
+
+def _note_written_dtypes(module, output):
+    """Notes what a model's call as written returned (_autocast_guarded keeps those dtypes under the plan's autocast);
+    nothing where the script runs its own autocast, under which half-precision outputs are the script's."""
+    if not _script_autocast():
+        _written_half[id(module)] = _written_half.get(id(module), False) or _returns_half(output)
 
 
 class _Change:
@@ -390,7 +406,9 @@ def _apply_to_model(module):
                 del _waiting[key]
     if any(change.kind == "autocast" for change in changes):
         # Outermost: a compiled forward's guard runs inside it.
-        module.forward = _PatchedForward(module, _autocast_guarded(module.forward))
+        guarded = _autocast_guarded(module.forward)
+        guarded.model = module
+        module.forward = _PatchedForward(module, guarded)
     return changes
 
 
@@ -422,21 +440,45 @@ def _autocast_guarded(forward):
     """A root forward whose calls run under the plan's autocast, guarded: the first error raised inside one (a
     dtype error, such as a bf16 result written by index into the model's fp32 buffer) rolls autocast back for
     good, and the call runs again as the script wrote it. Autocast is entered by the root's forward pre-hook
-    (_root_pre), outside the forward: the hook cannot take the error back, this can."""
+    (_root_pre), outside the forward: the hook cannot take the error back, this can.
 
+    What the forward returns keeps the dtypes the script wrote it to return: where its calls as written returned no
+    bf16 or fp16 tensor, the bf16 ones autocast makes are cast back to fp32. The code after the model is the
+    script's, outside any guard: a DCGAN's discriminator returned bf16 under autocast, and the example's
+    nn.BCELoss, which takes no mixed dtypes, raised in the script (H200, bench/corpus/pt_dcgan_train)."""
     @functools.wraps(forward)
     def run(*args, **kwargs):
         ours = _autocast and "autocast" in _active  # entered around this call by _root_pre
         if not ours:
             return forward(*args, **kwargs)
         try:
-            return forward(*args, **kwargs)
+            output = forward(*args, **kwargs)
         except Exception as error:
             _roll_back("autocast", _error_words(error))
             _autocast.pop().__exit__(None, None, None)  # the script's own autocast, if any, is in force again
             return forward(*args, **kwargs)
+        model = getattr(run, "model", None)
+        return _as_fp32(output) if model is not None and _written_half.get(id(model)) is False else output
 
     return run
+
+
+def _tensors_of(output):
+    """The tensors an output holds (a tensor, a tuple, a dict, a transformers ModelOutput), as PyTorch's pytree
+    flattens it."""
+    return [leaf for leaf in torch.utils._pytree.tree_leaves(output) if isinstance(leaf, torch.Tensor)]
+
+
+def _returns_half(output):
+    return any(t.dtype in (torch.bfloat16, torch.float16) for t in _tensors_of(output))
+
+
+def _as_fp32(output):
+    """The output with its bf16 tensors cast to fp32 (one cast kernel each; autograd goes through it)."""
+    if not any(t.dtype == torch.bfloat16 for t in _tensors_of(output)):
+        return output
+    return torch.utils._pytree.tree_map_only(
+        torch.Tensor, lambda t: t.float() if t.dtype == torch.bfloat16 else t, output)
 
 
 def _error_words(error):
