@@ -423,6 +423,25 @@ std::vector<const analysis::FusionPattern*> Context::chainsApplyFuses() const {
   return fused;
 }
 
+Context::RootForwards Context::mostForwardsOfARoot() const {
+  std::map<std::string, int64_t> counts;
+  const analysis::NvtxTable& n = trace.nvtx;
+  for (size_t r = 0; r < n.size(); ++r) {
+    if (n.session[r] != session || n.kind[r] != schema::NvtxKind::kRange || !inTimedSteps(n.start_ns[r])) continue;
+    const std::string& name = trace.text(n.name[r]);
+    if (!analysis::isModuleRange(name)) continue;
+    analysis::Phase phase;
+    const std::string module = analysis::moduleOfRange(name, phase);
+    if (phase == analysis::Phase::kForward && module.find('.') == std::string::npos) ++counts[module];
+  }
+  RootForwards most;
+  for (const auto& [module, count] : counts) {
+    const int64_t per_step = step.timed_count > 0 ? (count + step.timed_count / 2) / step.timed_count : count;
+    if (per_step > most.per_step) most = {module, per_step};
+  }
+  return most;
+}
+
 std::vector<size_t> Context::layoutTransforms() const {
   std::vector<size_t> out;
   for (size_t i = 0; i < trace.kernels.size(); ++i) {

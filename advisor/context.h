@@ -190,6 +190,13 @@ struct Context {
   // with it the backward): chains the script runs around the model (its loss, metrics, the batch's preparation)
   // stay as they are. Without the model's forward and backward ranges, every one.
   std::vector<const analysis::FusionPattern*> chainsApplyFuses() const;
+  // The root module (by the PyTorch bridge's module ranges) that runs the most forwards per timed step, and how
+  // many: a GAN's discriminator runs three where its generator, whose forward opens the step, runs one.
+  struct RootForwards {
+    std::string module;
+    int64_t per_step = 0;
+  };
+  RootForwards mostForwardsOfARoot() const;
   // The kernels inside the steps that are cuDNN's layout transforms around convolutions it runs in NHWC on NCHW
   // tensors (KernelKind::layout_transform).
   std::vector<size_t> layoutTransforms() const;

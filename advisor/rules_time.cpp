@@ -181,14 +181,27 @@ constexpr Rule kRules[] = {
 // several forwards (gradient accumulation) says how many: torch.compile's CUDA graphs fail there, a replay
 // overwriting what an earlier micro-batch's backward still reads (pytorch/pytorch#169545; a DDP GPT-2 with 8
 // micro-batches per step failed so under `gpuscope apply` on 2 x H100), so gpuscope leaves that fix to the user.
+// A model of a step of one forward may still run several, each with its backward, where two models train in turn:
+// a DCGAN's discriminator runs three forwards an iteration (on the real batch, on the fake one, and for the
+// generator's loss), and under `gpuscope apply` its CUDA graphs overwrote an output the generator's backward still
+// read ("accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run"; H200, 2026-12-01).
 plan::Fix cudaGraphsFix(const Context& c, Finding& f) {
   plan::Fix fix{"cuda_graphs-1", "cuda_graphs", f.id, {{"scope", std::string("step")}}};
-  if (c.framework != Framework::kPyTorch || c.step.forwards <= 1) return fix;
-  fix.params.push_back({"forwards_per_step", static_cast<int64_t>(c.step.forwards)});
-  f.fix.summary += " The model runs " + std::to_string(c.step.forwards) +
-                   " forwards per optimizer step (gradient accumulation), where torch.compile's CUDA graphs fail "
-                   "(pytorch/pytorch#169545): take fewer, larger micro-batches, or capture the forward and backward "
-                   "by hand; `gpuscope apply` leaves this fix out.";
+  if (c.framework != Framework::kPyTorch) return fix;
+  const Context::RootForwards most = c.mostForwardsOfARoot();
+  if (c.step.forwards <= 1 && most.per_step <= 1) return fix;
+  fix.params.push_back({"forwards_per_step", std::max<int64_t>(c.step.forwards, most.per_step)});
+  if (c.step.forwards > 1) {
+    f.fix.summary += " The model runs " + std::to_string(c.step.forwards) +
+                     " forwards per optimizer step (gradient accumulation), where torch.compile's CUDA graphs fail "
+                     "(pytorch/pytorch#169545): take fewer, larger micro-batches, or capture the forward and "
+                     "backward by hand; `gpuscope apply` leaves this fix out.";
+  } else {
+    f.fix.summary += " " + most.module + " runs " + std::to_string(most.per_step) +
+                     " forwards per step, each with a backward of its own (models trained in turn), where a "
+                     "replay of torch.compile's CUDA graphs overwrites outputs a later backward still reads: capture "
+                     "the forward and backward by hand; `gpuscope apply` leaves this fix out.";
+  }
   return fix;
 }
 

@@ -321,6 +321,25 @@ TEST(CorpusForecast, AKernelFixTheHostWouldEatIsANote) {
   EXPECT_TRUE(infer.fired.count("convolution_layout")) << join(infer.fired);
 }
 
+// PyTorch's DCGAN example (held out, H200, 2026-12-01): the generator's forward opens each iteration, and the
+// discriminator runs three, each with its backward. Under `gpuscope apply` the discriminator's CUDA graphs overwrote
+// an output the generator's backward still read, and the program ended with exit code 1: the plan leaves them out.
+TEST(CorpusForecast, ModelsTrainedInTurnKeepCudaGraphsOutOfThePlan) {
+  const Judged j = adviseOn(kTraces / "pt_dcgan_train.program.gpuscope");
+  const auto launch = std::find_if(j.advice.findings.begin(), j.advice.findings.end(),
+                                   [](const Finding& f) { return f.id == "launch_bound"; });
+  ASSERT_NE(launch, j.advice.findings.end()) << join(j.fired);
+  ASSERT_EQ(launch->fix.plan.size(), 1u);
+  const plan::Value* forwards = launch->fix.plan[0].param("forwards_per_step");
+  ASSERT_TRUE(forwards);
+  EXPECT_EQ(std::get<int64_t>(*forwards), 3);
+  EXPECT_NE(launch->fix.summary.find("Discriminator runs 3 forwards per step"), std::string::npos)
+      << launch->fix.summary;
+  const plan::Plan plan = makePlan(j.advice);
+  EXPECT_FALSE(
+      std::any_of(plan.fixes.begin(), plan.fixes.end(), [](const plan::Fix& f) { return f.kind == "cuda_graphs"; }));
+}
+
 // A transformers Llama trained with gradient accumulation (held out, H200, 2026-12-01): its plan compiles the model,
 // and under `apply` the run peaked at 2232.8 MiB against 2786.8 recorded. The steps the bridge timed with recording
 // paused hold the recording's peak too, but not their kernels, so which of their temporaries a compiler keeps on chip
