@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <set>
 
 #include "analyzer/timeline_analysis.h"
@@ -198,16 +199,16 @@ HostWork measureHostWork(const Context& c) {
   const std::vector<size_t> forward = c.kernelsLaunchedIn(forwardRanges(c));
   // Autocast casts each fp32 weight to bf16 once per forward, TF32 convolutions' too: compiled with autocast, the
   // ResNet-50 launched one cast kernel per convolution (H100, 2026-11-27, after `apply`).
-  h.forward_fp32_gemms = c.perStep(std::count_if(forward.begin(), forward.end(), [&](size_t k) {
-    const analysis::KernelKind& kind = c.kindOf(k);
-    return kind.onCudaCores() ||
-           ((kind.cls == analysis::KernelClass::kGemm || kind.cls == analysis::KernelClass::kConvolution) &&
-            kind.precision == analysis::Precision::kTf32);
-  }));
-  h.half_precision = std::any_of(forward.begin(), forward.end(), [&](size_t k) {
+  const auto gemm_in = [&](size_t k, std::initializer_list<analysis::Precision> precisions) {
     const analysis::KernelKind& kind = c.kindOf(k);
     return (kind.cls == analysis::KernelClass::kGemm || kind.cls == analysis::KernelClass::kConvolution) &&
-           (kind.precision == analysis::Precision::kBf16 || kind.precision == analysis::Precision::kFp16);
+           std::find(precisions.begin(), precisions.end(), kind.precision) != precisions.end();
+  };
+  h.forward_fp32_gemms = c.perStep(std::count_if(forward.begin(), forward.end(), [&](size_t k) {
+    return c.kindOf(k).onCudaCores() || gemm_in(k, {analysis::Precision::kTf32});
+  }));
+  h.half_precision = std::any_of(forward.begin(), forward.end(), [&](size_t k) {
+    return gemm_in(k, {analysis::Precision::kBf16, analysis::Precision::kFp16});
   });
   if (c.dataParallel() == DataParallel::kDdp) h.ddp_parameters = parameterTensors(c);
   h.compiled_calls = compiledCalls(c);

@@ -210,13 +210,11 @@ std::optional<TensorReplay> replayTensors(const TraceData& trace, const MemoryAn
   const Interval unjudged = paused ? paused->paused : Interval{0, 0};
   const WindowPeaks after = peaksAround(changes, window, unjudged);
   // What the paused steps peaked above the recorded ones stays: the replay changes only what it can judge.
-  int64_t unjudged_above = 0;
-  if (paused) {
-    std::vector<std::pair<int64_t, int64_t>> recorded = changedTimeline(
-        memory, categories, top->device, MemoryChanges{}, std::vector<bool>(n), as_recorded, as_recorded);
-    const WindowPeaks judged = peaksAround(recorded, Interval{0, kForever}, unjudged);
-    unjudged_above = std::max<int64_t>(0, top->peak_bytes - judged.inside);
+  int64_t judged = 0;
+  for (const MemoryPoint& p : top->timeline) {
+    if (!unjudged.holds(p.time_ns)) judged = std::max(judged, p.live_bytes);
   }
+  const int64_t unjudged_above = paused ? std::max<int64_t>(0, top->peak_bytes - judged) : 0;
   if (out.blocks == 0) {
     out.peak_bytes = std::max(after.inside, after.outside) + unjudged_above;
     return out;

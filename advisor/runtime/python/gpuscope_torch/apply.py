@@ -406,9 +406,7 @@ def _apply_to_model(module):
                 del _waiting[key]
     if any(change.kind == "autocast" for change in changes):
         # Outermost: a compiled forward's guard runs inside it.
-        guarded = _autocast_guarded(module.forward)
-        guarded.model = module
-        module.forward = _PatchedForward(module, guarded)
+        module.forward = _PatchedForward(module, _autocast_guarded(module, module.forward))
     return changes
 
 
@@ -436,7 +434,7 @@ class _PatchedForward:
         return getattr, (self._module, "forward")
 
 
-def _autocast_guarded(forward):
+def _autocast_guarded(model, forward):
     """A root forward whose calls run under the plan's autocast, guarded: the first error raised inside one (a
     dtype error, such as a bf16 result written by index into the model's fp32 buffer) rolls autocast back for
     good, and the call runs again as the script wrote it. Autocast is entered by the root's forward pre-hook
@@ -457,8 +455,7 @@ def _autocast_guarded(forward):
             _roll_back("autocast", _error_words(error))
             _autocast.pop().__exit__(None, None, None)  # the script's own autocast, if any, is in force again
             return forward(*args, **kwargs)
-        model = getattr(run, "model", None)
-        return _as_fp32(output) if model is not None and _written_half.get(id(model)) is False else output
+        return _as_fp32(output) if _written_half.get(id(model)) is False else output
 
     return run
 
