@@ -560,14 +560,24 @@ std::vector<RuntimeCompile> runtimeCompiles(const TraceData& t, int32_t session)
     compiles.push_back({window, nextKernels(t, kernel_of_call, next, session, kNone)});
   }
   std::map<int64_t, int64_t> last_end;     // thread -> the end of its latest call
+  std::map<int64_t, int64_t> last_launch;  // thread -> the end of its latest kernel launch
   for (size_t i = 0; i < a.size(); ++i) {  // in start order
     if (a.session[i] != session) continue;
-    const auto last = last_end.find(a.thread_id[i]);
-    if (last != last_end.end() && loadsModule(t.text(a.name[i])) && a.start_ns[i] - last->second >= kCompileGapNs &&
-        !insideAny(annotated, a.start_ns[i])) {
-      compiles.push_back({{last->second, a.end_ns[i]}, nextKernels(t, kernel_of_call, i + 1, session, a.thread_id[i])});
+    const int64_t thread = a.thread_id[i];
+    const auto last = last_end.find(thread);
+    if (loadsModule(t.text(a.name[i])) && !insideAny(annotated, a.start_ns[i])) {
+      const bool compiled = last != last_end.end() && a.start_ns[i] - last->second >= kCompileGapNs;
+      // A load alone is the library's host work since the thread's last launch (a cuFFT plan: its loads, a
+      // copy of its tables and the planning between them), at most kCompileGapNs before the load.
+      const auto launched = last_launch.find(thread);
+      const int64_t since =
+          std::max(launched == last_launch.end() ? a.start_ns[i] : launched->second, a.start_ns[i] - kCompileGapNs);
+      compiles.push_back({{compiled ? last->second : std::min(since, a.start_ns[i]), a.end_ns[i]},
+                          nextKernels(t, kernel_of_call, i + 1, session, thread),
+                          compiled});
     }
-    last_end[a.thread_id[i]] = std::max(last == last_end.end() ? 0 : last->second, a.end_ns[i]);
+    if (kernel_of_call[i] != kNone) last_launch[thread] = a.end_ns[i];
+    last_end[thread] = std::max(last == last_end.end() ? 0 : last->second, a.end_ns[i]);
   }
   std::sort(compiles.begin(), compiles.end(),
             [](const RuntimeCompile& x, const RuntimeCompile& y) { return x.stretch.start < y.stretch.start; });

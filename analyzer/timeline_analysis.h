@@ -122,9 +122,15 @@ std::vector<Interval> hostWaitCalls(const TraceData& trace, int32_t session);
 // call to the load's end; or one of XLA's annotated compiles (annotatedCompiles), whole. `next_kernels` are the
 // kernels the thread (for XLA's, the process) launched next (up to kNextKernels; the library
 // that compiled runs them: cuDNN's attention backward starts with helper kernels before its "sdpa" one).
+// A load with no such stretch before it is one too, `compiled` false, its `stretch` from the thread's last kernel
+// launch (at most kCompileGapNs before it) to the load's end: a library
+// loading its kernels again for each plan or handle made (a cuFFT plan made for every frame loaded its module
+// in 130-180 µs each time, H200, bench/corpus/cuda_fft_plan_per_frame); once per kernel, as CUDA's lazy loading
+// does, it is no step's.
 struct RuntimeCompile {
   Interval stretch;
   std::vector<std::string> next_kernels;
+  bool compiled = true;
 };
 inline constexpr int64_t kCompileGapNs = 1'000'000;
 inline constexpr int kNextKernels = 4;

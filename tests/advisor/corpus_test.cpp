@@ -321,6 +321,24 @@ TEST(CorpusForecast, AKernelFixTheHostWouldEatIsANote) {
   EXPECT_TRUE(infer.fired.count("convolution_layout")) << join(infer.fired);
 }
 
+// A CUDA C++ FFT blur that makes its two cuFFT plans for every frame (held out, H200, 2026-12-01): cuFFT loads its
+// kernels' module again for each plan (four cuModuleLoadData calls a frame, 130-180 µs each, with nothing compiled
+// before them) and the GPU idles meanwhile: 1.147 ms a frame plain against 0.115 recorded for the twin that makes
+// the plans once. The loads are the finding, named for cuFFT, with the plans made once as the fix.
+TEST(CorpusFindings, ALibraryLoadingItsKernelsEveryStepIsFound) {
+  const Judged j = adviseOn(kTraces / "cuda_fft_plan_per_frame.program.gpuscope");
+  const Finding* f = j.advice.find("runtime_compilation");
+  ASSERT_TRUE(f) << join(j.fired);
+  EXPECT_NE(f->title.find("cuFFT loads its kernels"), std::string::npos) << f->title;
+  EXPECT_NE(f->fix.snippet.find("cufftPlan2d"), std::string::npos) << f->fix.snippet;
+  ASSERT_GE(f->evidence.size(), 1u);
+  EXPECT_NE(f->evidence[0].text.find("4 module loads per step"), std::string::npos) << f->evidence[0].text;
+  // Most of the frame: the twin's recorded step is a tenth of it.
+  EXPECT_GT(f->gain.share_of_step, 0.5);
+  const Judged twin = adviseOn(kTraces / "cuda_fft_plan_per_frame.clean.gpuscope");
+  EXPECT_FALSE(twin.fired.count("runtime_compilation")) << join(twin.fired);
+}
+
 // PyTorch's DCGAN example (held out, H200, 2026-12-01): the generator's forward opens each iteration, and the
 // discriminator runs three, each with its backward. Under `gpuscope apply` the discriminator's CUDA graphs overwrote
 // an output the generator's backward still read, and the program ended with exit code 1: the plan leaves them out.
