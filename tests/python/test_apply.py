@@ -263,6 +263,18 @@ class Guards(PlanCase):
         self.assertTrue(all(abs(a - p) < 0.01 * abs(p) for a, p in zip(applied, plain)), (applied, plain))
         self.assertNotEqual(applied[1:], plain[1:])  # in bf16 from the second call
 
+    def test_autocast_hands_back_the_state_of_a_recurrent_model_in_fp32(self):
+        """cuDNN's LSTM returns its hidden state in fp16 under any CUDA autocast; the word-level language model feeds
+        it to its next call, which raised where that call ran without the plan's autocast (the timing check's calls
+        as written: the program ended with exit code 1, H200, bench/corpus/pt_word_language_model)."""
+        plain, _ = self.json_output("lstm_state.py")
+        applied, lines = self.json_output("lstm_state.py",
+                                          plan=self.plan({"kind": "precision", "setting": "bf16_autocast"}))
+        self.assertIn("applied: each forward of RNNModel runs under torch.autocast(bfloat16)", lines[1])
+        self.assertFalse(any("rolled back" in line for line in lines), lines)
+        self.assertEqual(applied[0], plain[0])  # the first call as written
+        self.assertTrue(all(abs(a - p) < 0.01 * abs(p) for a, p in zip(applied, plain)), (applied, plain))
+
     def test_autocast_under_a_compile_that_fails_is_rolled_back_too(self):
         no_compiler = {"CXX": "/bin/false"}
         plan = self.plan({"kind": "precision", "setting": "bf16_autocast"}, {"kind": "fusion"})

@@ -441,7 +441,7 @@ def _autocast_guarded(model, forward):
     (_root_pre), outside the forward: the hook cannot take the error back, this can.
 
     What the forward returns keeps the dtypes the script wrote it to return: where its calls as written returned no
-    bf16 or fp16 tensor, the bf16 ones autocast makes are cast back to fp32. The code after the model is the
+    bf16 or fp16 tensor, the bf16 and fp16 ones autocast makes are cast back to fp32. The code after the model is the
     script's, outside any guard: a DCGAN's discriminator returned bf16 under autocast, and the example's
     nn.BCELoss, which takes no mixed dtypes, raised in the script (H200, bench/corpus/pt_dcgan_train)."""
     @functools.wraps(forward)
@@ -471,11 +471,13 @@ def _returns_half(output):
 
 
 def _as_fp32(output):
-    """The output with its bf16 tensors cast to fp32 (one cast kernel each; autograd goes through it)."""
-    if not any(t.dtype == torch.bfloat16 for t in _tensors_of(output)):
+    """The output with its bf16 and fp16 tensors cast to fp32 (one cast kernel each; autograd goes through it). fp16
+    too under a bf16 autocast: cuDNN's LSTM runs in fp16 under any CUDA autocast, and its hidden state, which the
+    word-level language model hands to its next call, came back fp16 (bench/corpus/pt_word_language_model)."""
+    if not _returns_half(output):
         return output
     return torch.utils._pytree.tree_map_only(
-        torch.Tensor, lambda t: t.float() if t.dtype == torch.bfloat16 else t, output)
+        torch.Tensor, lambda t: t.float() if t.dtype in (torch.bfloat16, torch.float16) else t, output)
 
 
 def _error_words(error):
