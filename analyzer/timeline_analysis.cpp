@@ -526,6 +526,11 @@ bool loadsModule(std::string_view name) {
          name.starts_with("cuLinkComplete");
 }
 
+bool unloadsModule(std::string_view name) {
+  return name.starts_with("cuModuleUnload") || name.starts_with("cuLibraryUnload") ||
+         name.starts_with("cudaLibraryUnload");
+}
+
 // The kernels launched by the calls of process `session` from call `first` on (up to kNextKernels): of `thread`
 // alone, within its next 64 calls, or of any thread where it is kNone; within the process's next 4096 calls (a
 // bounded look: a trace of millions of calls may hold hundreds of loads).
@@ -559,22 +564,28 @@ std::vector<RuntimeCompile> runtimeCompiles(const TraceData& t, int32_t session)
     while (next < a.size() && a.start_ns[next] < window.end) ++next;
     compiles.push_back({window, nextKernels(t, kernel_of_call, next, session, kNone)});
   }
-  std::map<int64_t, int64_t> last_end;     // thread -> the end of its latest call
-  std::map<int64_t, int64_t> last_launch;  // thread -> the end of its latest kernel launch
-  for (size_t i = 0; i < a.size(); ++i) {  // in start order
+  std::map<int64_t, int64_t> last_end;                      // thread -> the end of its latest call
+  std::map<int64_t, int64_t> last_launch;                   // thread -> the end of its latest kernel launch
+  std::map<int64_t, std::vector<std::string>> last_loaded;  // thread -> the kernels run after its latest load
+  for (size_t i = 0; i < a.size(); ++i) {                   // in start order
     if (a.session[i] != session) continue;
     const int64_t thread = a.thread_id[i];
     const auto last = last_end.find(thread);
-    if (loadsModule(t.text(a.name[i])) && !insideAny(annotated, a.start_ns[i])) {
-      const bool compiled = last != last_end.end() && a.start_ns[i] - last->second >= kCompileGapNs;
+    const std::string_view name = t.text(a.name[i]);
+    if ((loadsModule(name) || unloadsModule(name)) && !insideAny(annotated, a.start_ns[i])) {
+      const bool unloaded = unloadsModule(name);
+      const bool compiled = !unloaded && last != last_end.end() && a.start_ns[i] - last->second >= kCompileGapNs;
       // A load alone is the library's host work since the thread's last launch (a cuFFT plan: its loads, a
-      // copy of its tables and the planning between them), at most kCompileGapNs before the load.
+      // copy of its tables and the planning between them), at most kCompileGapNs before the load; an unload
+      // likewise (the plan's destruction), named after the library whose kernels the thread loaded last.
       const auto launched = last_launch.find(thread);
       const int64_t since =
           std::max(launched == last_launch.end() ? a.start_ns[i] : launched->second, a.start_ns[i] - kCompileGapNs);
+      if (!unloaded) last_loaded[thread] = nextKernels(t, kernel_of_call, i + 1, session, thread);
       compiles.push_back({{compiled ? last->second : std::min(since, a.start_ns[i]), a.end_ns[i]},
-                          nextKernels(t, kernel_of_call, i + 1, session, thread),
-                          compiled});
+                          last_loaded[thread],
+                          compiled,
+                          unloaded});
     }
     if (kernel_of_call[i] != kNone) last_launch[thread] = a.end_ns[i];
     last_end[thread] = std::max(last == last_end.end() ? 0 : last->second, a.end_ns[i]);

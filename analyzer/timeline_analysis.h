@@ -126,11 +126,14 @@ std::vector<Interval> hostWaitCalls(const TraceData& trace, int32_t session);
 // launch (at most kCompileGapNs before it) to the load's end: a library
 // loading its kernels again for each plan or handle made (a cuFFT plan made for every frame loaded its module
 // in 130-180 µs each time, H200, bench/corpus/cuda_fft_plan_per_frame); once per kernel, as CUDA's lazy loading
-// does, it is no step's.
+// does, it is no step's. A module unloaded is one too, `unloaded` true, its stretch measured as a load's: the
+// plan's or handle's destruction, which the same fix takes out of the steps; its `next_kernels` are those of
+// the thread's latest load (the library that loaded what it unloads).
 struct RuntimeCompile {
   Interval stretch;
   std::vector<std::string> next_kernels;
   bool compiled = true;
+  bool unloaded = false;
 };
 inline constexpr int64_t kCompileGapNs = 1'000'000;
 inline constexpr int kNextKernels = 4;

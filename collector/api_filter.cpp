@@ -27,7 +27,8 @@ constexpr std::string_view kRecordedDriverPrefixes[] = {
     "cuMemHostRegister", "cuMemHostUnregister",  "cuMemCreate",        "cuMemMap",
     "cuMemUnmap",        "cuMemRelease",         "cuMemPoolTrimTo",    "cuStreamSynchronize",
     "cuCtxSynchronize",  "cuEventSynchronize",   "cuStreamWaitEvent",  "cuModuleLoad",
-    "cuLibraryLoad",     "cuStreamBeginCapture", "cuStreamEndCapture",
+    "cuLibraryLoad",     "cuStreamBeginCapture", "cuStreamEndCapture", "cuModuleUnload",
+    "cuLibraryUnload",
 };
 
 }  // namespace

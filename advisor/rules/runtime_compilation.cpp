@@ -115,9 +115,13 @@ void describeLoadsOnly(Finding& f, const std::string& library, int64_t gpu_idle)
 std::optional<Finding> runtimeCompilation(const Context& c) {
   if (!c.step.from_iterations || c.device == analysis::kNone || c.session == analysis::kNone) return std::nullopt;
   std::map<std::string, int64_t> by_library;
-  int64_t compiles = 0, compiled = 0;
+  int64_t compiles = 0, compiled = 0, unloads = 0;
   for (const analysis::RuntimeCompile& compile : c.compiles) {
     if (!c.inTimedSteps(compile.stretch.end)) continue;
+    if (compile.unloaded) {  // the same plans' destruction: its time counts below, the loads name the finding
+      ++unloads;
+      continue;
+    }
     ++compiles;
     compiled += compile.compiled ? 1 : 0;
     ++by_library[compilerOf(compile.next_kernels, c.framework)];
@@ -148,11 +152,14 @@ std::optional<Finding> runtimeCompilation(const Context& c) {
   f.evidence.push_back({perStepCount(compiles, steps) + " " + what + " per step (" + libraries + ")" +
                             (compiled > 0 && compiled < compiles
                                  ? "; " + perStepCount(compiles - compiled, steps) + " of them loads with no compile"
-                                 : ""),
+                                 : "") +
+                            (unloads > 0 ? "; " + perStepCount(unloads, steps) + " module unloads" : ""),
                         {{"time_range", "first in the steps", stretches.front().start, stretches.front().end}}});
-  f.evidence.push_back({"the host " + std::string(compiled == 0 ? "loads modules" : "compiles") + " for " +
+  const std::string loads = unloads > 0 ? "loads and unloads modules" : "loads modules";
+  f.evidence.push_back({"the host " + (compiled == 0 ? loads : std::string("compiles")) + " for " +
                             formatDuration(host) + " per step (" +
-                            (compiled == 0 ? "from the launch before each load to its end"
+                            (compiled == 0 ? std::string("from the launch before each load") +
+                                                 (unloads > 0 ? " or unload" : "") + " to its end"
                                            : "the stretches with no CUDA call before each "
                                              "module load, and the loads") +
                             "), " + formatDuration(gpu_idle) + " of it with the GPU idle",

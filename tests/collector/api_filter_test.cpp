@@ -19,9 +19,10 @@ TEST(ApiFilter, RuntimeCallsAreRecordedExceptCheapQueries) {
 }
 
 TEST(ApiFilter, DriverCallsOnlyWhenTheyDoWork) {
-  for (const char* name : {"cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchKernel_ptsz", "cuMemcpyHtoDAsync_v2",
-                           "cuMemAlloc_v2", "cuMemFree_v2", "cuStreamSynchronize", "cuCtxSynchronize", "cuGraphLaunch",
-                           "cuModuleLoadData", "cuLibraryLoadData", "cuMemsetD32Async"}) {
+  for (const char* name :
+       {"cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchKernel_ptsz", "cuMemcpyHtoDAsync_v2", "cuMemAlloc_v2",
+        "cuMemFree_v2", "cuStreamSynchronize", "cuCtxSynchronize", "cuGraphLaunch", "cuModuleLoadData",
+        "cuLibraryLoadData", "cuMemsetD32Async", "cuModuleUnload", "cuLibraryUnload"}) {
     EXPECT_TRUE(recordDriverApi(name)) << name;
   }
   for (const char* name : {"cuDevicePrimaryCtxGetState", "cuKernelGetName", "cuDeviceGetAttribute", "cuCtxGetCurrent",
