@@ -318,7 +318,8 @@ int64_t syncsPerForward(const Context& c) {
 
 // Whether gpuscope applies the fix as it stands: the PyTorch bridge applies every kind but attention written
 // out (the model's code must change; cuDNN's attention switched off is a setting), optimizer settings other than fused
-// (another optimizer), CUDA graphs under gradient accumulation or where the program keeps its model's outputs,
+// (another optimizer), CUDA graphs under gradient accumulation, where the program keeps its model's outputs or
+// hands a model back what it returned,
 // torch.compile of a model FSDP shards and, where no nn.Module ran, those made to a model's forward; the runtime for
 // CUDA C++ programs applies fusion and checkpointing; JAX and CuPy programs get neither.
 bool appliedByGpuscope(const plan::Fix& fix, const ApplyScope& scope) {
@@ -328,7 +329,8 @@ bool appliedByGpuscope(const plan::Fix& fix, const ApplyScope& scope) {
       ((scope.sharded || scope.shapes_change || scope.forward_syncs >= kForwardSyncsNoCompile) && compiled(fix))) {
     return false;
   }
-  if (fix.kind == "cuda_graphs" && (fix.param("forwards_per_step") || scope.kept_outputs)) return false;
+  if (fix.kind == "cuda_graphs" && (fix.param("forwards_per_step") || fix.param("state_carried") || scope.kept_outputs))
+    return false;
   return fix.kind != "optimizer" || fix.text("setting") == "fused";
 }
 

@@ -442,6 +442,16 @@ Context::RootForwards Context::mostForwardsOfARoot() const {
   return most;
 }
 
+std::string Context::rootHandedItsState() const {
+  const analysis::NvtxTable& n = trace.nvtx;
+  for (size_t r = 0; r < n.size(); ++r) {
+    if (n.session[r] != session || n.kind[r] != schema::NvtxKind::kMark) continue;
+    const std::string& name = trace.text(n.name[r]);
+    if (name.starts_with(analysis::kStateCarriedMark)) return name.substr(analysis::kStateCarriedMark.size());
+  }
+  return "";
+}
+
 std::vector<size_t> Context::layoutTransforms() const {
   std::vector<size_t> out;
   for (size_t i = 0; i < trace.kernels.size(); ++i) {

@@ -197,6 +197,9 @@ struct Context {
     int64_t per_step = 0;
   };
   RootForwards mostForwardsOfARoot() const;
+  // The first root module the PyTorch bridge saw handed state its previous call returned (kStateCarriedMark), or
+  // "" where none was.
+  std::string rootHandedItsState() const;
   // The kernels inside the steps that are cuDNN's layout transforms around convolutions it runs in NHWC on NCHW
   // tensors (KernelKind::layout_transform).
   std::vector<size_t> layoutTransforms() const;

@@ -185,9 +185,20 @@ constexpr Rule kRules[] = {
 // a DCGAN's discriminator runs three forwards an iteration (on the real batch, on the fake one, and for the
 // generator's loss), and under `gpuscope apply` its CUDA graphs overwrote an output the generator's backward still
 // read ("accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run"; H200, 2026-12-01).
+// A model handed back what its previous call returned (the word-level LSTM example feeds its hidden state, detached,
+// into the next call) loses it at a replay: `gpuscope apply` rolled such graphs back at run time (H200,
+// 2026-12-02), and the plan had counted their gain.
 plan::Fix cudaGraphsFix(const Context& c, Finding& f) {
   plan::Fix fix{"cuda_graphs-1", "cuda_graphs", f.id, {{"scope", std::string("step")}}};
   if (c.framework != Framework::kPyTorch) return fix;
+  if (const std::string root = c.rootHandedItsState(); !root.empty()) {
+    fix.params.push_back({"state_carried", root});
+    f.fix.summary += " " + root +
+                     "'s forward is handed what its previous call returned (a recurrent state or a cache), which a "
+                     "replay of torch.compile's CUDA graphs overwrites: capture the step by hand with that state "
+                     "copied into the graph's own buffers; `gpuscope apply` leaves this fix out.";
+    return fix;
+  }
   const Context::RootForwards most = c.mostForwardsOfARoot();
   if (c.step.forwards <= 1 && most.per_step <= 1) return fix;
   fix.params.push_back({"forwards_per_step", std::max<int64_t>(c.step.forwards, most.per_step)});

@@ -112,7 +112,8 @@ std::vector<Chain> findChains(const TraceData& t, const std::vector<KernelKind>&
            !hostWorkBetween(t, current.kernels.back(), k));
       const bool extends =
           !current.kernels.empty() && same_iteration && current.kernels.size() < kMaxChainLength &&
-          (current.kind == FusionKind::kGemmEpilogue ? kk.cls == KernelClass::kElementwise : kk.fusable());
+          (current.kind == FusionKind::kGemmEpilogue ? kk.cls == KernelClass::kElementwise && kk.fusable()
+                                                     : kk.fusable());
       if (extends) {
         current.kernels.push_back(k);
         continue;

@@ -199,7 +199,11 @@ KernelKind classifyKernel(std::string_view name) {
     }
     if (!matched) kind.cls = classFromWords(functionName(name));
   }
-  kind.inside_library = kind.cls == KernelClass::kCopy && lower.find("cudnn") != std::string::npos;
+  // cuDNN's RNN call runs its own pointwise kernels between the GEMMs of each layer and time step (their template
+  // arguments are cudnnRNN… modes) and its own dropout between layers; torch.compile leaves an LSTM to that one
+  // call, so nothing outside cuDNN fuses them (PyTorch's word_language_model example, H200, 2026-12-02).
+  kind.inside_library = (kind.cls == KernelClass::kCopy && lower.find("cudnn") != std::string::npos) ||
+                        containsAny(lower, {"cudnnrnn", "cudnn::dropout"});
   kind.indexed_access = isEagerGatherOrScatter(lower);  // each name is one of the indexing rule's (other)
   kind.layout_transform = kind.inside_library && containsAny(lower, {"nchwtonhwc", "nhwctonchw"});
   if (kind.cls == KernelClass::kGemm || kind.cls == KernelClass::kConvolution || kind.cls == KernelClass::kAttention) {

@@ -28,8 +28,9 @@ enum class Precision { kUnknown, kFp64, kFp32, kTf32, kBf16, kFp16, kFp8, kInt8 
 struct KernelKind {
   KernelClass cls = KernelClass::kOther;
   Precision precision = Precision::kUnknown;
-  // A step inside one library call (cuDNN's layout transforms around its NHWC convolution kernels): the library
-  // runs it for its own algorithm, so no compiler or plan outside the library fuses it away.
+  // A step inside one library call (cuDNN's layout transforms around its NHWC convolution kernels, its RNN's
+  // pointwise and dropout kernels): the library runs it for its own algorithm, so no compiler or plan outside the
+  // library fuses it away.
   bool inside_library = false;
   // Of those, cuDNN's layout transforms between NCHW and NHWC (nchwToNhwc, nhwcToNchw).
   bool layout_transform = false;

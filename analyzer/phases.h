@@ -34,6 +34,9 @@ inline constexpr std::string_view kApplyCheckDoneMark = "gpuscope: apply check d
 // run the model as the script wrote it, up to kApplyCheckDoneMark: gpuscope's own calls, neither the program as
 // written nor as applied, which no step and no peak of the run with the plan is taken from.
 inline constexpr std::string_view kApplyAsWrittenMark = "gpuscope: apply check runs the model as written";
+// The NVTX mark the bridge puts, followed by a root module's name, where that module's forward was handed memory
+// its previous call returned (an RNN's hidden state fed back, a cache): a replay of CUDA graphs would overwrite it.
+inline constexpr std::string_view kStateCarriedMark = "gpuscope: state carried into ";
 // Ranges a library adds on its own, whatever the program does: XLA's runtime ("Thunk:#hlo_op=…#",
 // "XlaModule:#hlo_module=…#", "XlaEmitGpuAsm:#…#"), one per thunk or executable dispatched, and every range in
 // a library's own NVTX domain (CUB's and Thrust's "CCCL": "cub::DeviceRadixSort", one per algorithm call;

@@ -321,6 +321,34 @@ TEST(CorpusForecast, AKernelFixTheHostWouldEatIsANote) {
   EXPECT_TRUE(infer.fired.count("convolution_layout")) << join(infer.fired);
 }
 
+// PyTorch's word_language_model example (held out, H200, 2026-12-02): the forward takes the LSTM's hidden state and
+// returns the new one, which the script detaches and hands to the next call. The plan counted CUDA graphs, which
+// `gpuscope apply` then rolled back at run time (a replay overwrites that state); the bridge now marks such a model
+// in the recording, and the plan leaves the graphs to the user.
+TEST(CorpusForecast, AModelHandedItsOwnStateKeepsCudaGraphsOutOfThePlan) {
+  const Judged j = adviseOn(kTraces / "pt_word_language_model.program.gpuscope");
+  const Finding* launch = j.advice.find("launch_bound");
+  ASSERT_TRUE(launch) << join(j.fired);
+  ASSERT_EQ(launch->fix.plan.size(), 1u);
+  const plan::Value* state = launch->fix.plan[0].param("state_carried");
+  ASSERT_TRUE(state);
+  EXPECT_EQ(std::get<std::string>(*state), "RNNModel");
+  EXPECT_NE(launch->fix.summary.find("RNNModel's forward is handed what its previous call returned"), std::string::npos)
+      << launch->fix.summary;
+  const plan::Plan plan = makePlan(j.advice);
+  EXPECT_FALSE(
+      std::any_of(plan.fixes.begin(), plan.fixes.end(), [](const plan::Fix& f) { return f.kind == "cuda_graphs"; }));
+  // cuDNN's LSTM runs its own pointwise and dropout kernels after its GEMMs, which torch.compile leaves to that one
+  // call: the plan had counted them as chains to fuse (2.16 ms a step), and the compiled forward took 7.86 ms a call
+  // against 4.51 as written.
+  const Finding* chains = j.advice.find("fusable_chains");
+  ASSERT_TRUE(chains) << join(j.fired);
+  for (const Evidence& e : chains->evidence) {
+    EXPECT_EQ(e.text.find("LSTM_elementWise"), std::string::npos) << e.text;
+    EXPECT_EQ(e.text.find("dropout_apply_mask"), std::string::npos) << e.text;
+  }
+}
+
 // A CUDA C++ FFT blur that makes its two cuFFT plans for every frame (held out, H200, 2026-12-01): cuFFT loads its
 // kernels' module again for each plan (four cuModuleLoadData calls a frame, 130-180 µs each, with nothing compiled
 // before them) and the GPU idles meanwhile: 1.147 ms a frame plain against 0.115 recorded for the twin that makes

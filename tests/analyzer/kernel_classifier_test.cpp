@@ -168,6 +168,21 @@ TEST(KernelClassifier, OnlyMemoryBoundClassesAreFusionCandidates) {
   EXPECT_TRUE(transpose.inside_library);
   EXPECT_TRUE(transpose.layout_transform);
   EXPECT_FALSE(transpose.fusable());
+  // cuDNN's LSTM (PyTorch's word_language_model example, H200): its pointwise and dropout kernels are the RNN
+  // call's own; PyTorch's dropout is a program's kernel like any other.
+  for (const char* rnn :
+       {"void LSTM_elementWise_bp1<float, float, float>(int, int, float*, float*, float*, float*, float*, float*, "
+        "float*, float*, float*, int, int, cudnnRNNClipMode_t, cudnnNanPropagation_t, float, float)",
+        "void elemWiseRNNcell<float, float, float, (cudnnRNNMode_t)2, (cudnnRNNBiasMode_t)2>(int, int, int, int, "
+        "int, bool, float const*, float const*, float const*, float const*, float const*, float*, float*, float*)",
+        "void cudnn::dropout_apply_mask<float, float, 4>(float, float*, float const*, long, long, unsigned int "
+        "const*)"}) {
+    EXPECT_TRUE(classifyKernel(rnn).inside_library) << rnn;
+    EXPECT_FALSE(classifyKernel(rnn).fusable()) << rnn;
+  }
+  EXPECT_TRUE(classifyKernel("void at::native::(anonymous namespace)::fused_dropout_kernel_vec<float, float, "
+                             "unsigned int, 1, 4, bool>(at::cuda::detail::TensorInfo<float const, unsigned int>)")
+                  .fusable());
 }
 
 // Names from a PyTorch Geometric GCN's eager step (H200, 2026-11-30): torch.compile fused its gathers and

@@ -424,19 +424,19 @@ class CarriedState(PlanCase):
 
     def test_memory_still_held_is_carried_and_a_reused_address_is_not(self):
         sys.path.insert(0, str(support.BRIDGE))
-        from gpuscope_torch import apply  # its functions only: nothing is installed in this process
+        from gpuscope_torch import values  # its functions only: nothing is installed in this process
 
         # A staging buffer the loader refills: each batch wraps the same memory, in a storage of its own.
         buffer = numpy.zeros((16, 64), dtype=numpy.float32)
         returned = torch.from_numpy(buffer)
-        refs = apply._storages([returned])
-        self.assertTrue(apply._carried([returned.detach()], refs))
-        self.assertTrue(apply._carried([returned[4:]], refs))  # a view of it
+        refs = values.storages([returned])
+        self.assertTrue(values.carried([returned.detach()], refs))
+        self.assertTrue(values.carried([returned[4:]], refs))  # a view of it
         address = returned.data_ptr()
         del returned
         batch = torch.from_numpy(buffer)
         self.assertEqual(batch.data_ptr(), address)
-        self.assertFalse(apply._carried([batch], refs))
+        self.assertFalse(values.carried([batch], refs))
 
 
 class KeptOutputs(PlanCase):
@@ -461,18 +461,19 @@ class KeptOutputs(PlanCase):
         H200, 2026-12-01). Those outputs are not judged; the calls' own new ones are."""
         sys.path.insert(0, str(support.BRIDGE))
         from gpuscope_torch import apply  # its functions only: nothing is installed in this process
+        from gpuscope_torch import values
 
         replayed, made = torch.zeros(4), torch.zeros(4)
         torch._C._set_cached_tensors_enabled(True)
         try:
             torch._C._add_cached_tensor(replayed)
             self.assertEqual(apply._fresh([replayed, made]), [made])
-            recent = [apply._storages(apply._fresh([replayed]))] * 2
+            recent = [values.storages(apply._fresh([replayed]))] * 2
             self.assertFalse(apply._kept(recent))
         finally:
             torch._C._remove_cached_tensor(replayed)
             torch._C._set_cached_tensors_enabled(False)
-        self.assertTrue(apply._kept([apply._storages([made]), []]))  # a call's own output, still held
+        self.assertTrue(apply._kept([values.storages([made]), []]))  # a call's own output, still held
 
 
 class AttributeState(PlanCase):

@@ -7,6 +7,7 @@ import unittest
 import support
 
 MARK = "gpuscope: module hooks removed"
+STATE_MARK = "gpuscope: state carried into "
 
 
 def run(*args):
@@ -51,6 +52,9 @@ class TrainingThenInference(unittest.TestCase):
         self.assertEqual(len(marks), 1)
         self.assertEqual(marks[0][0], 3)
         self.assertEqual(nvtx_calls(self.steps[3])[:2], [["nvtx mark", MARK], ["push", "Net (forward)"]])
+
+    def test_a_batch_handed_anew_is_no_state_carried(self):
+        self.assertFalse([e for e in self.out["events"] if e[0] == "nvtx mark" and e[1].startswith(STATE_MARK)])
 
     def test_later_steps_keep_only_the_root_forward_and_the_optimizer_step(self):
         for step in range(4, 8):
@@ -166,6 +170,26 @@ class CompiledModel(unittest.TestCase):
 
     def test_results_are_those_of_the_program_alone(self):
         self.assertEqual(self.result.stdout, self.plain_result.stdout)
+
+
+class StateFedBack(unittest.TestCase):
+    """A forward handed what its previous call returned (a recurrent state, detached) is said once by an NVTX mark,
+    in the annotated steps or in the hook-free ones: a replay of CUDA graphs would overwrite that state, and the
+    advisor leaves them out of apply's plan. A new state each step is not, though it often lands at an address an
+    earlier output was freed from."""
+
+    def marks(self, steps, mode):
+        out, _ = support.run_for_json("state_fed_back.py", steps, mode)
+        return [e[1] for e in out["events"] if e[0] == "nvtx mark" and e[1].startswith(STATE_MARK)]
+
+    def test_said_once_in_the_annotated_steps(self):
+        self.assertEqual(self.marks("4", "carry"), [STATE_MARK + "Cell"])
+
+    def test_said_once_at_the_switch_to_hook_free_steps(self):
+        self.assertEqual(self.marks("1", "carry"), [STATE_MARK + "Cell"])
+
+    def test_a_new_state_at_a_reused_address_is_not(self):
+        self.assertEqual(self.marks("4", "fresh"), [])
 
 
 class StepsSetting(unittest.TestCase):

@@ -20,6 +20,10 @@ are removed and only the root modules' forward ranges and the optimizer step's s
 An NVTX mark, HOOKS_REMOVED_MARK, says when: the analyzer takes module attribution from the steps before
 it and timings from the steps after it.
 
+A root module handed back, over its first calls, memory its previous call returned (an RNN's hidden state fed
+into the next call, detached) gets one NVTX mark, STATE_CARRIED_MARK and its name: a replay of CUDA graphs would
+overwrite that state, and the advisor leaves them out of `gpuscope apply`'s plan.
+
 Every batch a torch.utils.data.DataLoader hands out gets a range too (DATA_LOADER_RANGE, from the iterator's
 __next__ call to its return, for the whole run: one range per batch costs about what one module call's hooks
 do): with workers it is the main thread's wait for a batch, without them the loading itself. The analyzer
@@ -34,7 +38,7 @@ import weakref
 
 import torch
 
-from . import compiled, warn
+from . import compiled, values, warn
 
 _names = weakref.WeakKeyDictionary()  # module -> (qualified name, its forward range's name, its backward's)
 _local = threading.local()  # .stack: (module, its range names, its inputs needing a gradient) in forward
@@ -47,6 +51,12 @@ HOOKS_REMOVED_MARK = "gpuscope: module hooks removed"
 # after it, not the check's calls that compile or run as the script wrote them).
 APPLY_CHECK_DONE_MARK = "gpuscope: apply check done"
 APPLY_AS_WRITTEN_MARK = "gpuscope: apply check runs the model as written"
+# Followed by the root module's name: its forward was handed memory its previous call returned (an RNN's hidden
+# state fed back, a cache), which a replay of CUDA graphs would overwrite. Judged over each root's first
+# _STATE_CALLS calls (positional arguments: a global hook sees no keyword ones), said once.
+STATE_CARRIED_MARK = "gpuscope: state carried into "
+_STATE_CALLS = 4
+_state = weakref.WeakKeyDictionary()  # root module -> [its calls, storages of its latest outputs, said]
 # Around each DataLoader iterator's __next__.
 DATA_LOADER_RANGE = "DataLoader.__next__"
 _DEFAULT_STEPS = 5
@@ -234,8 +244,24 @@ def _forward_pre(module, args):
             return
         for observe in root_forward_observers:
             observe(module)
+        _note_handed(module, args)
     stack.append((module, names, _tensors(args, []) if torch.is_grad_enabled() else []))
     torch.cuda.nvtx.range_push(names[1])
+
+
+def _note_handed(root, args):
+    """At a root's forward: whether it is handed what its previous call returned (STATE_CARRIED_MARK)."""
+    seen = _state.setdefault(root, [0, [], False])
+    seen[0] += 1
+    if seen[0] <= _STATE_CALLS and not seen[2] and values.carried(values.tensors(args), seen[1]):
+        seen[2] = True
+        torch.cuda.nvtx.mark(STATE_CARRIED_MARK + _range_names(root)[0])
+
+
+def _note_returned(root, output):
+    seen = _state.get(root)
+    if seen is not None and seen[0] <= _STATE_CALLS and not seen[2]:
+        seen[1] = values.storages(values.tensors(output))
 
 
 def _weightless(module):
@@ -251,6 +277,8 @@ def _forward_post(module, args, output):
         return  # the pre-hook did not run for this call (hooks installed mid-forward)
     _, names, inputs = stack.pop()
     torch.cuda.nvtx.range_pop()
+    if not stack:
+        _note_returned(module, output)
     if torch.is_grad_enabled():
         outputs = _tensors(output, [])
         if outputs:
@@ -538,6 +566,7 @@ def _root_pre(module, args):
     if not stack:  # a root module called inside another's forward is not a step's root there
         for observe in root_forward_observers:
             observe(module)
+        _note_handed(module, args)
         torch.cuda.nvtx.range_push(_range_names(module)[1])
     stack.append(module)
 
@@ -548,4 +577,5 @@ def _root_post(module, args, output):
     if stack and stack[-1] is module:
         stack.pop()
         if not stack:
+            _note_returned(module, output)
             torch.cuda.nvtx.range_pop()

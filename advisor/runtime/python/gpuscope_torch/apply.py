@@ -65,7 +65,6 @@ import sys
 import threading
 import time
 import types
-import weakref
 
 import torch
 
@@ -893,7 +892,7 @@ def _guarded(kind, changed, original, graphs, module, attributes):
             graphs = _graphs_off(state, original, f"the forward stores tensors in the model's attributes "
                                  f"({', '.join(rebound[:3])}), kept from call to call: a graph replay would "
                                  f"overwrite them, and the next call would read them")
-        if graphs and state["calls"] <= 4 and _carried(values.tensors((args, kwargs)), state["returned"]):
+        if graphs and state["calls"] <= 4 and values.carried(values.tensors((args, kwargs)), state["returned"]):
             _roll_back(kind, "CUDA graphs: the forward is handed tensors its previous call returned (state kept from "
                              "call to call, such as a KV cache), which graph replays would overwrite")
             return original(*args, **kwargs)
@@ -917,7 +916,7 @@ def _guarded(kind, changed, original, graphs, module, attributes):
             return original(*args, **kwargs)
         # Over the first calls only: a loop keeps its outputs from the start, and each check costs host time.
         if graphs and state["calls"] <= _KEPT_CALLS:
-            returned = _storages(_fresh(values.tensors(out)))
+            returned = values.storages(_fresh(values.tensors(out)))
             state["recent"] = (state["recent"] + [returned])[-2:]
             if state["calls"] <= 3:
                 state["returned"] = returned
@@ -1005,27 +1004,6 @@ def _keyword_binder(original):
         return (), {**dict(zip(names, args)), **kwargs}
 
     return bind
-
-
-def _storages(tensors):
-    """Weak references to the memory a call's tensors live in. A storage's Python object lives exactly as long
-    as the memory (PyTorch keeps the one object for it): a later tensor in the same memory is state carried
-    over (a view or a detached copy of it included), one that only reuses a freed address is not."""
-    refs = []
-    for t in tensors:
-        try:
-            refs.append(weakref.ref(t.untyped_storage()))
-        except (RuntimeError, NotImplementedError, TypeError):  # no storage of its own (sparse, a subclass)
-            pass
-    return refs
-
-
-def _carried(handed, returned):
-    """Whether a call is handed memory a previous call returned that is still alive. Addresses alone would not
-    do: the caching allocator hands a batch the block of last step's freed logits, and a training loop with
-    no state at all lost its CUDA graphs to it."""
-    alive = {id(s) for s in (ref() for ref in returned) if s is not None}
-    return any(id(ref()) in alive for ref in _storages(handed)) if alive else False
 
 
 # The calls whose outputs are watched for being kept by the caller (_kept).

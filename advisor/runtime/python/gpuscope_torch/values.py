@@ -32,6 +32,7 @@ import json
 import math
 import os
 import time
+import weakref
 
 import torch
 
@@ -308,6 +309,27 @@ def tensors(value, depth=0):
             vars(value).values() if hasattr(value, "__dict__") else ()
         for item in items:
             yield from tensors(item, depth + 1)
+
+
+def storages(tensors):
+    """Weak references to the memory a call's tensors live in. A storage's Python object lives exactly as long
+    as the memory (PyTorch keeps the one object for it): a later tensor in the same memory is state carried
+    over (a view or a detached copy of it included), one that only reuses a freed address is not."""
+    refs = []
+    for t in tensors:
+        try:
+            refs.append(weakref.ref(t.untyped_storage()))
+        except (RuntimeError, NotImplementedError, TypeError):  # no storage of its own (sparse, a subclass)
+            pass
+    return refs
+
+
+def carried(handed, returned):
+    """Whether a call is handed memory a previous call returned that is still alive. Addresses alone would not
+    do: the caching allocator hands a batch the block of last step's freed logits, and a training loop with
+    no state at all lost its CUDA graphs to it."""
+    alive = {id(s) for s in (ref() for ref in returned) if s is not None}
+    return any(id(ref()) in alive for ref in storages(handed)) if alive else False
 
 
 def losses():
