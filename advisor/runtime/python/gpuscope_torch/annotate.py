@@ -53,9 +53,9 @@ APPLY_CHECK_DONE_MARK = "gpuscope: apply check done"
 APPLY_AS_WRITTEN_MARK = "gpuscope: apply check runs the model as written"
 # Followed by the root module's name: its forward was handed memory its previous call returned (an RNN's hidden
 # state fed back, a cache), which a replay of CUDA graphs would overwrite. Judged over each root's first
-# _STATE_CALLS calls (positional arguments: a global hook sees no keyword ones), said once.
+# values.STATE_CALLS calls, as apply's guard judges them (positional arguments: a global hook sees no keyword ones),
+# said once.
 STATE_CARRIED_MARK = "gpuscope: state carried into "
-_STATE_CALLS = 4
 _state = weakref.WeakKeyDictionary()  # root module -> [its calls, storages of its latest outputs, said]
 # Around each DataLoader iterator's __next__.
 DATA_LOADER_RANGE = "DataLoader.__next__"
@@ -253,14 +253,14 @@ def _note_handed(root, args):
     """At a root's forward: whether it is handed what its previous call returned (STATE_CARRIED_MARK)."""
     seen = _state.setdefault(root, [0, [], False])
     seen[0] += 1
-    if seen[0] <= _STATE_CALLS and not seen[2] and values.carried(values.tensors(args), seen[1]):
+    if seen[0] <= values.STATE_CALLS and not seen[2] and values.carried(values.tensors(args), seen[1]):
         seen[2] = True
         torch.cuda.nvtx.mark(STATE_CARRIED_MARK + _range_names(root)[0])
 
 
 def _note_returned(root, output):
     seen = _state.get(root)
-    if seen is not None and seen[0] <= _STATE_CALLS and not seen[2]:
+    if seen is not None and seen[0] < values.STATE_CALLS and not seen[2]:  # a later judged call may be handed it
         seen[1] = values.storages(values.tensors(output))
 
 

@@ -892,7 +892,8 @@ def _guarded(kind, changed, original, graphs, module, attributes):
             graphs = _graphs_off(state, original, f"the forward stores tensors in the model's attributes "
                                  f"({', '.join(rebound[:3])}), kept from call to call: a graph replay would "
                                  f"overwrite them, and the next call would read them")
-        if graphs and state["calls"] <= 4 and values.carried(values.tensors((args, kwargs)), state["returned"]):
+        judged = state["calls"] <= values.STATE_CALLS
+        if graphs and judged and values.carried(values.tensors((args, kwargs)), state["returned"]):
             _roll_back(kind, "CUDA graphs: the forward is handed tensors its previous call returned (state kept from "
                              "call to call, such as a KV cache), which graph replays would overwrite")
             return original(*args, **kwargs)
@@ -918,7 +919,7 @@ def _guarded(kind, changed, original, graphs, module, attributes):
         if graphs and state["calls"] <= _KEPT_CALLS:
             returned = values.storages(_fresh(values.tensors(out)))
             state["recent"] = (state["recent"] + [returned])[-2:]
-            if state["calls"] <= 3:
+            if state["calls"] < values.STATE_CALLS:  # what a later judged call could be handed
                 state["returned"] = returned
         return out
 

@@ -311,6 +311,12 @@ def tensors(value, depth=0):
             yield from tensors(item, depth + 1)
 
 
+# A forward is judged for state handed back (carried) over its first calls only: a loop feeds its state back from
+# the start, and each check walks the call's arguments on the host. apply's CUDA graphs guard and the recording's
+# mark (annotate.STATE_CARRIED_MARK) judge the same calls.
+STATE_CALLS = 4
+
+
 def storages(tensors):
     """Weak references to the memory a call's tensors live in. A storage's Python object lives exactly as long
     as the memory (PyTorch keeps the one object for it): a later tensor in the same memory is state carried
