@@ -43,6 +43,31 @@ std::optional<std::string> betweenGraphsNote(const Context& c) {
          "would help)";
 }
 
+// Graphs recorded as a whole (`record --cuda-graph-trace graph`) hide their kernels: the rules that read kernels
+// (their precision, their chains, their names) see none inside, and the report says so rather than let silence
+// pass for a clean bill.
+std::optional<std::string> wholeGraphsNote(const Context& c) {
+  int64_t launches = 0, busy_ns = 0, all_ns = 0;
+  std::vector<int32_t> graphs;
+  for (size_t i = 0; i < c.trace.kernels.size(); ++i) {
+    const int64_t ns = c.trace.kernels.end_ns[i] - c.trace.kernels.start_ns[i];
+    all_ns += ns;
+    if (!c.kindOf(i).whole_graph) continue;
+    ++launches;
+    busy_ns += ns;
+    graphs.push_back(c.trace.kernels.config[i]);
+  }
+  if (launches == 0) return std::nullopt;
+  std::sort(graphs.begin(), graphs.end());
+  const auto count = std::unique(graphs.begin(), graphs.end()) - graphs.begin();
+  return formatCount(launches) + " launches of " + formatCount(count) + (count == 1 ? " CUDA graph" : " CUDA graphs") +
+         " were recorded as a whole (`record --cuda-graph-trace graph`), " +
+         formatShare(all_ns ? static_cast<double>(busy_ns) / static_cast<double>(all_ns) : 0.0) +
+         " of the GPU's kernel time: the kernels inside them are not in the trace, so the rules that read kernels "
+         "(fp32 GEMMs, fusable chains, kernel efficiency) did not look inside them (`--cuda-graph-trace node` "
+         "records each kernel)";
+}
+
 namespace {
 
 std::optional<Finding> launchBound(const Context& c);

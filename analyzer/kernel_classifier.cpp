@@ -1,5 +1,6 @@
 #include "analyzer/kernel_classifier.h"
 
+#include "analyzer/kernel_names.h"
 #include "analyzer/trace_data.h"
 
 #include <array>
@@ -183,6 +184,8 @@ bool isEagerGatherOrScatter(std::string_view lower) {
 }  // namespace
 
 KernelKind classifyKernel(std::string_view name) {
+  // A graph recorded as a whole holds kernels of every kind: none is told, and none is fused from outside it.
+  if (isWholeGraphName(name)) return KernelKind{.inside_library = true, .whole_graph = true};
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   KernelKind kind;

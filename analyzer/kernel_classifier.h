@@ -37,6 +37,8 @@ struct KernelKind {
   // PyTorch's eager gathers and scatters (index_select, gather, scatter_add): a compiler folds their indexed
   // loads and stores into the kernels around them. Their class stays other (indexing).
   bool indexed_access = false;
+  // A CUDA graph launch recorded as a whole (analyzer/kernel_names.h's wholeGraphName): what ran inside is unknown.
+  bool whole_graph = false;
   // A GEMM or convolution in full fp32: FFMA/SIMT kernels, off the tensor cores.
   bool onCudaCores() const {
     return (cls == KernelClass::kGemm || cls == KernelClass::kConvolution) && precision == Precision::kFp32;

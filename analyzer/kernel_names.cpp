@@ -53,6 +53,22 @@ std::string_view innerName(std::string_view args) {
 
 }  // namespace
 
+namespace {
+constexpr std::string_view kWholeGraphPrefix = "CUDA graph ";
+constexpr std::string_view kWholeGraphSuffix = " (launched as a whole)";
+}  // namespace
+
+std::string wholeGraphName(int64_t graph_id) {
+  return std::string(kWholeGraphPrefix) + std::to_string(graph_id) + std::string(kWholeGraphSuffix);
+}
+
+bool isWholeGraphName(std::string_view name) {
+  if (!name.starts_with(kWholeGraphPrefix) || !name.ends_with(kWholeGraphSuffix)) return false;
+  const std::string_view id =
+      name.substr(kWholeGraphPrefix.size(), name.size() - kWholeGraphPrefix.size() - kWholeGraphSuffix.size());
+  return !id.empty() && id.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 std::string shortKernelName(std::string_view full_name, size_t max_length) {
   std::string stripped(full_name);  // without "(anonymous namespace)::", whose parenthesis is not an argument list
   constexpr std::string_view kAnonymous = "(anonymous namespace)::";

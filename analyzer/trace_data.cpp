@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "analyzer/kernel_names.h"
 #include "analyzer/launch_index.h"
 #include "formats/api_names.h"
 #include "formats/trace_reader.h"
@@ -126,6 +127,19 @@ class Indexer {
     if (added) trace_.streams.push_back({device_index, stream_id});
     return (last_stream_ = {key, it->second}).second;
   }
+  // The configuration that stands for a CUDA graph recorded as a whole (`record --cuda-graph-trace graph`): one
+  // per graph, named as kernel_names.h's wholeGraphName, with an id no kernel_config row has.
+  int32_t wholeGraph(int64_t graph_id) {
+    const int64_t id = -1 - graph_id;
+    if (auto it = configs_.find(id); it != configs_.end()) return it->second;
+    schema::KernelConfigRow row;
+    row.id = id;
+    row.name.id = static_cast<int32_t>(trace_.strings.size());
+    trace_.strings.push_back(wholeGraphName(graph_id));
+    addConfig(row);
+    return configs_.at(id);
+  }
+
   int32_t config(int64_t id) {
     if (auto it = configs_.find(id); it != configs_.end()) return it->second;
     ++unknown_configs_;
@@ -216,12 +230,23 @@ void readGpuWork(const sqlite::Statement& s, Indexer& index, GpuWorkColumns& t) 
   t.end_ns.push_back(s.columnInt(5));
 }
 
-Status loadKernels(sqlite::Database& db, KernelTable& k, Indexer& index) {
-  return forEachRow(db, std::string("SELECT ") + kGpuWorkColumns + ", config_id, graph_id FROM kernel ORDER BY id",
+Status loadKernels(TraceReader& reader, KernelTable& k, Indexer& index) {
+  sqlite::Database& db = reader.database();
+  GPUSCOPE_RETURN_IF_ERROR(
+      forEachRow(db, std::string("SELECT ") + kGpuWorkColumns + ", config_id, graph_id FROM kernel ORDER BY id",
+                 [&](sqlite::Statement& s) {
+                   readGpuWork(s, index, k);
+                   k.config.push_back(index.config(s.columnInt(6)));
+                   k.graph_id.push_back(intOr(s, 7, kNone));
+                 }));
+  // A graph launch recorded as a whole is GPU work the way a kernel is, one that spans the graph's nodes; it joins
+  // the kernels under a name of its own (kernel_names.h), so that busy time, idle time and steps count it.
+  if (reader.absent("graph_launch")) return Status::ok();
+  return forEachRow(db, std::string("SELECT ") + kGpuWorkColumns + ", graph_id FROM graph_launch ORDER BY id",
                     [&](sqlite::Statement& s) {
                       readGpuWork(s, index, k);
-                      k.config.push_back(index.config(s.columnInt(6)));
-                      k.graph_id.push_back(intOr(s, 7, kNone));
+                      k.config.push_back(index.wholeGraph(s.columnInt(6)));
+                      k.graph_id.push_back(s.columnInt(6));
                     });
 }
 
@@ -518,7 +543,7 @@ Result<TraceData> loadTrace(const std::string& path) {
   RawSessions raw;
   Status host_status;
   std::thread host([&] { host_status = loadHostTables(path, trace, raw); });
-  status = loadKernels(db, trace.kernels, index);
+  status = loadKernels(*reader, trace.kernels, index);
   if (status) status = loadCopies(db, trace.copies, index);
   if (status) status = loadMemsets(db, trace.memsets, index);
   if (status) status = loadMemory(db, trace.memory, index);

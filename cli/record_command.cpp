@@ -20,6 +20,10 @@ constexpr OptionSpec kOptions[] = {
      "migrations and page faults, from the program's first managed allocation) (default: those five); sync adds "
      "CUPTI's synchronisation records (which stream or event was waited on), at a cost of about 2 us "
      "per CUDA runtime call"},
+    {"cuda-graph-trace", 0, "node|graph",
+     "how the work of CUDA graphs is recorded: node (default) records every kernel of every launch; graph "
+     "records each launch as one unit, far cheaper for graphs of many small kernels (as XLA's), but the "
+     "kernels inside are not seen"},
     {"delay", 0, "SECONDS", "record only from SECONDS after the program starts"},
     {"duration", 0, "SECONDS", "record only for SECONDS (after --delay)"},
     {"capture-range", 0, "NAME",
@@ -99,6 +103,11 @@ int runRecord(const ParsedArgs& args) {
   options.delay_s = *delay;
   options.duration_s = *duration;
   options.capture_range = args.get("capture-range").value_or("");
+  options.cuda_graph_trace = args.get("cuda-graph-trace").value_or("node");
+  if (options.cuda_graph_trace != "node" && options.cuda_graph_trace != "graph") {
+    return reportError("record", Status(ErrorKind::kUsage, "--cuda-graph-trace takes node or graph, not '" +
+                                                               options.cuda_graph_trace + "'"));
+  }
   options.torch = args.has("torch");
   options.cupy = args.has("cupy");
   options.jax = args.has("jax");

@@ -101,6 +101,7 @@ CollectorOptions CollectorOptions::fromEnvironment() {
   }
   if (std::getenv("GPUSCOPE_LATENCY_TIMESTAMPS")) o.latency_timestamps = envFlag("GPUSCOPE_LATENCY_TIMESTAMPS");
   o.all_api_calls = envFlag("GPUSCOPE_ALL_API_CALLS");
+  if (const char* graphs = std::getenv("GPUSCOPE_CUDA_GRAPH_TRACE")) o.graphs_whole = std::string(graphs) == "graph";
   if (const char* range = std::getenv("GPUSCOPE_CAPTURE_RANGE"); range && *range) o.capture_range = range;
   std::tie(o.capture_from_ns, o.capture_to_ns) = captureWindow();
   return o;
@@ -198,6 +199,13 @@ bool Collector::enableActivities(const CollectorOptions& options) {
                                                                    {CUPTI_ACTIVITY_KIND_CONTEXT, "context"}};
   // NVTX's records cost little and say where the capture ranges were: never gated.
   if (options.trace_nvtx) kinds.push_back({CUPTI_ACTIVITY_KIND_MARKER, "NVTX"});
+  // With GRAPH_TRACE and the kernels on, CUPTI gives each graph launch as one record and no record of its kernel
+  // nodes; kernels launched outside graphs are recorded as ever (H200, 2026-12-02). Never gated: switched on
+  // while the program ran, graph-level records made four programs out of four crash that day (SIGSEGV); what falls
+  // outside a capture range is left out when the traces merge.
+  if (options.trace_cuda && options.graphs_whole) {
+    kinds.push_back({CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "CUDA graphs as a whole"});
+  }
   const size_t always = kinds.size();
   if (options.trace_cuda) {
     kinds.insert(kinds.end(), {{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels"},

@@ -28,7 +28,11 @@ namespace gpuscope::collector {
 
 struct CollectorOptions {
   std::string output_dir = ".";
-  bool trace_cuda = true;            // kernels, copies, sets, graphs, CUPTI overhead
+  bool trace_cuda = true;  // kernels, copies, sets, graphs, CUPTI overhead
+  // CUDA graphs recorded as a whole, a record a launch (CUPTI's GRAPH_TRACE; `record --cuda-graph-trace graph`,
+  // GPUSCOPE_CUDA_GRAPH_TRACE=graph), rather than a record a kernel node: a graph of many small kernels replayed
+  // every step cost a JAX program 31 % recorded node by node, 4 % as a whole (docs/benchmarks.md, H200).
+  bool graphs_whole = false;
   bool trace_sync = false;           // CUPTI's synchronisation records: they slow every CUDA runtime call
   bool trace_api = true;             // CUDA runtime and driver API calls
   bool trace_nvtx = true;            // NVTX ranges and marks

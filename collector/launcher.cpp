@@ -161,6 +161,7 @@ void setCaptureEnvironment(const RecordOptions& options, int64_t start_ns) {
   setenv("NVTX_INJECTION64_PATH", collector.c_str(), 1);
   setenv("GPUSCOPE_OUTPUT_DIR", parts.c_str(), 1);
   setenv("GPUSCOPE_TRACE", options.trace.c_str(), 1);
+  setenv("GPUSCOPE_CUDA_GRAPH_TRACE", options.cuda_graph_trace.c_str(), 1);
   // NCCL's sizes, algorithms and protocols come from its profiler plugin interface (collector/nccl_profiler.h);
   // a plugin the user chose stays theirs.
   setenv("NCCL_PROFILER_PLUGIN", collector.c_str(), 0);

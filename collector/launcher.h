@@ -24,6 +24,8 @@ struct RecordOptions {
   double delay_s = 0;
   double duration_s = 0;  // 0: to the end
   std::string capture_range;
+  // node or graph: how CUDA graphs' work is recorded (GPUSCOPE_CUDA_GRAPH_TRACE, collector/collector.h).
+  std::string cuda_graph_trace = "node";
   // PyTorch programs: put gpuscope's Python bridge on the program's path, which annotates modules and the
   // optimizer step with NVTX and records the caching allocator's events (advisor/runtime/python/).
   bool torch = false;

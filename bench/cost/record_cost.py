@@ -8,9 +8,11 @@ Usage (on the GPU machine, repository root, after `source scripts/gpu-env`):
   python3 bench/cost/record_cost.py --carry DIR --out DIR [--rounds N] [--budget SECONDS] [--cpus LIST]
                                     [--variants A,B,...] CASE...
 CASE: a folder of bench/corpus/ (its program.py runs; under torchrun where its truth.json names multi_rank). Writes
-OUT/record_cost.json and OUT/traces/CASE.gpuscope. Two variants take one part of the recording away, to tell where a
-job's cost goes: record_no_nccl_plugin (NCCL without gpuscope as its profiler plugin) and record_no_api (no CUDA
-call records: --trace cuda,nvtx,memory). torch_profiler and allocator_history wrap a single process only.
+OUT/record_cost.json and OUT/traces/CASE.gpuscope. Some variants change one part of the recording, to tell where a
+job's cost goes: bare_cupti_graph (bare CUPTI with CUDA graph launches recorded as a whole; _only: without kernels),
+record_graph (`record --cuda-graph-trace graph`, its trace kept as OUT/traces/CASE-graph.gpuscope),
+record_no_nccl_plugin (NCCL without gpuscope as its profiler plugin) and record_no_api (no CUDA call records:
+--trace cuda,nvtx,memory). torch_profiler and allocator_history wrap a single process only.
 --cpus pins every run to those cores (taskset -c LIST): unpinned, two plain runs of one program differed by up to
 50 % on a shared host. Only the `record --torch` run measures the recording's cost per launch after the program
 (the trace the advisor reads); the other recordings skip it (--no-calibrate).
@@ -59,7 +61,13 @@ def variants(carry, script, trace_path):
         "plain": (python, {}),
         "bare_cupti": (python, {"CUDA_INJECTION64_PATH": str(carry / "lib" / "libbare_cupti_injection.so"),
                                 "BARE_CUPTI_KINDS": BARE_KINDS}),
+        "bare_cupti_graph": (python, {"CUDA_INJECTION64_PATH": str(carry / "lib" / "libbare_cupti_injection.so"),
+                                      "BARE_CUPTI_KINDS": BARE_KINDS + ",graph"}),
+        "bare_cupti_graph_only": (python, {"CUDA_INJECTION64_PATH": str(carry / "lib" / "libbare_cupti_injection.so"),
+                                           "BARE_CUPTI_KINDS": BARE_KINDS.replace("kernel", "graph")}),
         "record": (record + ["--no-calibrate", "-o", "/tmp/cost-record.gpuscope", "--"] + python, {}),
+        "record_graph": (record + ["--no-calibrate", "--cuda-graph-trace", "graph", "-o",
+                                   str(trace_path.with_name(trace_path.stem + "-graph.gpuscope")), "--"] + python, {}),
         "record_no_nccl_plugin": (record + ["--no-calibrate", "-o", "/tmp/cost-nonccl.gpuscope", "--"] + python,
                                   {"NCCL_PROFILER_PLUGIN": "none"}),
         "record_no_api": (record + ["--no-calibrate", "--trace", "cuda,nvtx,memory", "-o", "/tmp/cost-noapi.gpuscope",
@@ -83,6 +91,7 @@ def run(command, extra_env, log, cpus=None):
     except subprocess.TimeoutExpired:
         rc, out, err = "timeout", "", ""
     log.write(f"$ {' '.join(command)}\n== rc {rc}, {time.monotonic() - start:.1f} s\n{out[-2000:]}\n{err[-3000:]}\n")
+    log.flush()  # kept if the call is cut short
     steps = STEP_LINE.findall(out)
     return {"rc": rc, "ms_step": float(steps[-1]) if steps else None, "wall_s": round(time.monotonic() - start, 1)}
 
@@ -115,7 +124,7 @@ def main():
                     runs[name].append(run(*commands[name], log, args.cpus))
                     (args.out / "record_cost.json").write_text(json.dumps(results, indent=1))  # kept if cut short
             if "plain" in chosen:  # drift check
-                runs["plain"].append(run(*variants(args.carry, script, Path())["plain"], log, args.cpus))
+                runs["plain"].append(run(*variants(args.carry, script, trace)["plain"], log, args.cpus))
             print(case, {k: [r["ms_step"] for r in v] for k, v in runs.items()}, flush=True)
     (args.out / "record_cost.json").write_text(json.dumps(results, indent=1))
 

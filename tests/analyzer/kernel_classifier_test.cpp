@@ -2,6 +2,7 @@
 // (tests/fixtures/), and on the kernel-zoo fixtures, where each kernel ran inside an NVTX range that names
 // the kind it should be given.
 #include "analyzer/kernel_classifier.h"
+#include "analyzer/kernel_names.h"
 
 #include <gtest/gtest.h>
 
@@ -210,6 +211,18 @@ TEST(KernelClassifier, EagerGathersAndScattersAreFusableButNotIndexAdd) {
   // Another library's gather is its own: only PyTorch's eager ones are what torch.compile folds.
   EXPECT_FALSE(classifyKernel("loop_gather_fusion").fusable());
   EXPECT_FALSE(classifyKernel("void embedding_backward_feature_kernel<float, float, long>(long*)").fusable());
+}
+
+// What stands for a CUDA graph recorded as a whole is told from every real name: no kind of kernel, never fused.
+TEST(KernelClassifier, AGraphRecordedAsAWholeIsNoKernelKind) {
+  const KernelKind graph = classifyKernel(wholeGraphName(12));
+  EXPECT_TRUE(graph.whole_graph);
+  EXPECT_FALSE(graph.fusable());
+  EXPECT_FALSE(graph.onCudaCores());
+  for (const char* name : {"graph_node_kernel", "CUDA graph 12", "CUDA graph x (launched as a whole)",
+                           "void cudaGraphKernel<float>(float*)", "CUDA graph  (launched as a whole)"}) {
+    EXPECT_FALSE(classifyKernel(name).whole_graph) << name;
+  }
 }
 
 TEST(KernelClassifier, EmptyAndOddNamesAreOther) {

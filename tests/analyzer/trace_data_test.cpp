@@ -28,7 +28,7 @@ TEST(TraceData, EveryFixtureLoadsEveryRow) {
     const std::string path = testing::fixturePath(name);
     Result<TraceData> t = loadTrace(path);
     ASSERT_TRUE(t) << t.status().message();
-    EXPECT_EQ(static_cast<int64_t>(t->kernels.size()), sqlCount(path, "kernel"));
+    EXPECT_EQ(static_cast<int64_t>(t->kernels.size()), sqlCount(path, "kernel") + sqlCount(path, "graph_launch"));
     EXPECT_EQ(static_cast<int64_t>(t->copies.size()), sqlCount(path, "memcpy"));
     EXPECT_EQ(static_cast<int64_t>(t->api_calls.size()), sqlCount(path, "api_call"));
     EXPECT_EQ(static_cast<int64_t>(t->nvtx.size()), sqlCount(path, "nvtx"));
@@ -37,6 +37,24 @@ TEST(TraceData, EveryFixtureLoadsEveryRow) {
     EXPECT_TRUE(t->load_warnings.empty());
     EXPECT_GT(t->durationNs(), 0);
   }
+}
+
+// `record --cuda-graph-trace graph` writes a graph's launches, not its kernels: each launch is GPU work named for
+// its graph, with its graph id and its launch call, so busy time, idle time and steps count it.
+TEST(TraceData, GraphsRecordedAsAWholeLoadAsWorkOfTheirOwnName) {
+  TempDir dir;
+  const std::string path = dir.path("sample.gpuscope");
+  ASSERT_TRUE(testing::writeSampleTrace(path));
+  Result<TraceData> t = loadTrace(path);
+  ASSERT_TRUE(t) << t.status().message();
+  std::vector<size_t> whole;
+  for (size_t i = 0; i < t->kernels.size(); ++i) {
+    if (t->kernelName(i) == "CUDA graph 3 (launched as a whole)") whole.push_back(i);
+  }
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(t->kernels.graph_id[whole[0]], 3);
+  EXPECT_EQ(t->kernels.end_ns[whole[0]] - t->kernels.start_ns[whole[0]], 15'000);
+  EXPECT_NE(t->kernels.launch_call[whole[0]], kNone);
 }
 
 TEST(TraceData, ApiNamesLoseCuptiVersionSuffixes) {

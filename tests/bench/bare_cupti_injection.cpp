@@ -3,6 +3,7 @@
 // cost, the floor under any collector's (tests/bench/overhead.sh, section launch_cost).
 // BARE_CUPTI_KINDS: a comma list of (default: kernel)
 //   kernel, memcpy, memcpy2, memset, memory, sync, overhead, context, device   those activity kinds
+//   graph                    one record per CUDA graph launch (GRAPH_TRACE) instead of one per kernel node
 //   driver                   every driver API call as an activity record
 //   nvtx                     NVTX ranges and marks (with NVTX_INJECTION64_PATH set to CUPTI's library)
 //   latency                  CUPTI's queued/submitted timestamps of kernels
@@ -24,6 +25,8 @@ namespace {
 
 constexpr size_t kBufferBytes = 8 << 20;
 std::atomic<long long> g_records{0};
+std::atomic<long long> g_kernels{0};
+std::atomic<long long> g_graphs{0};
 std::atomic<long long> g_callback_ns{0};
 
 void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -34,16 +37,24 @@ void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
 
 void CUPTIAPI completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   CUpti_Activity* record = nullptr;
-  long long n = 0;
-  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) ++n;
+  long long n = 0, kernels = 0, graphs = 0;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    ++n;
+    kernels += record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    graphs += record->kind == CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+  }
   g_records += n;
+  g_kernels += kernels;
+  g_graphs += graphs;
   std::free(buffer);
 }
 
 void atExit() {
   cuptiActivityFlushAll(1);
-  std::fprintf(stderr, "bare_cupti: %lld records, %lld ns inside cudaLaunch* callbacks\n", g_records.load(),
-               g_callback_ns.load());
+  std::fprintf(stderr,
+               "bare_cupti: %lld records (%lld kernels, %lld graph launches), %lld ns inside cudaLaunch* "
+               "callbacks\n",
+               g_records.load(), g_kernels.load(), g_graphs.load(), g_callback_ns.load());
 }
 
 // Switches the activity records of one API domain off, or on, for every call but cudaLaunch* / cuLaunch*.
@@ -103,6 +114,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     }).detach();
   }
   if (wants(kinds, "kernel")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (wants(kinds, "graph")) {
+    if (CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE); r != CUPTI_SUCCESS) {
+      const char* why = nullptr;
+      cuptiGetResultString(r, &why);
+      std::fprintf(stderr, "bare_cupti: graph trace refused: %s\n", why ? why : "?");
+    }
+  }
   if (wants(kinds, "runtime") || wants(kinds, "runtime-launch")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
   if (wants(kinds, "runtime-launch")) onlyLaunches(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, true);
   if (wants(kinds, "driver-launch")) onlyLaunches(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, false);

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/record_summary.h"
 #include "formats/bridge_marks.h"
 #include "tests/support/sample_trace.h"
 #include "tests/support/trace_builder.h"
@@ -81,6 +82,21 @@ TEST(Cli, TheIterationsReportNamesThePausedSteps) {
   EXPECT_EQ(recorded,
             (std::vector<std::string>{"yes", "yes", "yes", "yes", "paused", "paused", "yes", "yes", "yes", "yes"}))
       << r.out;
+}
+
+// What `record` prints when it ends: CUDA graph launches recorded whole (--cuda-graph-trace graph) are counted.
+TEST(Cli, TheRecordSummaryCountsGraphsRecordedWhole) {
+  TempDir dir;
+  const std::string path = dir.path("sample.gpuscope");
+  ASSERT_TRUE(testing::writeSampleTrace(path));
+  Result<TraceReader> reader = TraceReader::open(path);
+  ASSERT_TRUE(reader);
+  Result<cli::RecordSummary> s = cli::summarize(*reader);
+  ASSERT_TRUE(s) << s.status().message();
+  EXPECT_EQ(s->graph_launches, 1);
+  EXPECT_NE(cli::formatSummary(path, *s).find(" kernels, 1 CUDA graph launch recorded whole, GPU busy"),
+            std::string::npos)
+      << cli::formatSummary(path, *s);
 }
 
 TEST(Cli, VersionAndHelp) {

@@ -128,6 +128,16 @@ TEST(Launcher, UnknownTraceItemIsAUsageError) {
   EXPECT_NE(f.err.find("(known: cuda, api, nvtx, memory, um, sync)"), std::string::npos) << f.err;
 }
 
+TEST(Launcher, UnknownGraphTraceModeIsAUsageError) {
+  TempDir dir;
+  Finished f =
+      runGpuscope({"record", "--cuda-graph-trace", "nodes", "-o", dir.path("t.gpuscope"), "--", "echo", "ran"}, dir);
+  ASSERT_TRUE(WIFEXITED(f.wait_status));
+  EXPECT_EQ(WEXITSTATUS(f.wait_status), 2);
+  EXPECT_EQ(f.out, "");  // the program was not run
+  EXPECT_NE(f.err.find("--cuda-graph-trace takes node or graph, not 'nodes'"), std::string::npos) << f.err;
+}
+
 TEST(Launcher, ProgramMustFollowTheSeparator) {
   TempDir dir;
   Finished f = runGpuscope({"record", "-o", dir.path("t.gpuscope")}, dir);

@@ -206,6 +206,19 @@ TEST_F(RecordSample, GraphReplayKernelsCarryTheGraph) {
   EXPECT_EQ(query(r, "SELECT count(*) FROM api_call_view WHERE name_text LIKE 'cudaGraphLaunch%'"), 200);
 }
 
+// `--cuda-graph-trace graph`: a record per replay, with the graph's id and its launch's correlation, and none of
+// the replays' kernels.
+TEST_F(RecordSample, GraphReplaysRecordedAsAWhole) {
+  TraceReader r = record("graph_replay", "--cuda-graph-trace graph");
+  EXPECT_EQ(query(r, "SELECT count(*) FROM kernel WHERE graph_id IS NOT NULL"), 0);
+  EXPECT_EQ(query(r, "SELECT count(*) FROM graph_launch"), 200);
+  EXPECT_EQ(query(r, "SELECT count(DISTINCT graph_id) FROM graph_launch"), 1);
+  EXPECT_EQ(query(r,
+                  "SELECT count(*) FROM graph_launch g JOIN api_call a ON a.correlation_id = g.correlation_id "
+                  "WHERE a.start_ns < g.start_ns AND g.start_ns < g.end_ns"),
+            200);
+}
+
 TEST_F(RecordSample, NvtxTrainingRangesAndAllocations) {
   TraceReader r = record("nvtx_training");
   EXPECT_EQ(query(r, "SELECT count(*) FROM nvtx_view WHERE name_text = 'forward'"), 20);
