@@ -3,7 +3,8 @@
 // cost, the floor under any collector's (tests/bench/overhead.sh, section launch_cost).
 // BARE_CUPTI_KINDS: a comma list of (default: kernel)
 //   kernel, memcpy, memcpy2, memset, memory, sync, overhead, context, device   those activity kinds
-//   graph                    one record per CUDA graph launch (GRAPH_TRACE) instead of one per kernel node
+//   graph                    one record per CUDA graph launch (GRAPH_TRACE) instead of one per kernel node;
+//                            with BARE_CUPTI_GRAPH_AFTER_MS=N, switched on N ms after start, from a thread of its own
 //   driver                   every driver API call as an activity record
 //   nvtx                     NVTX ranges and marks (with NVTX_INJECTION64_PATH set to CUPTI's library)
 //   latency                  CUPTI's queued/submitted timestamps of kernels
@@ -115,11 +116,16 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   }
   if (wants(kinds, "kernel")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (wants(kinds, "graph")) {
-    if (CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE); r != CUPTI_SUCCESS) {
+    const char* after = std::getenv("BARE_CUPTI_GRAPH_AFTER_MS");
+    const int after_ms = after && *after ? std::atoi(after) : 0;
+    std::thread enable([after_ms] {
+      if (after_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
+      const CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
       const char* why = nullptr;
       cuptiGetResultString(r, &why);
-      std::fprintf(stderr, "bare_cupti: graph trace refused: %s\n", why ? why : "?");
-    }
+      std::fprintf(stderr, "bare_cupti: graph trace on after %d ms: %s\n", after_ms, why ? why : "?");
+    });
+    after_ms > 0 ? enable.detach() : enable.join();
   }
   if (wants(kinds, "runtime") || wants(kinds, "runtime-launch")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
   if (wants(kinds, "runtime-launch")) onlyLaunches(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, true);
