@@ -595,6 +595,7 @@ std::vector<std::string> notesOn(const Context& c) {
   if (const analysis::Interval& p = c.iterations.paused; p.end > p.start) notes.push_back(pausedNote(c, p));
   if (std::optional<std::string> graphs = betweenGraphsNote(c)) notes.push_back(std::move(*graphs));
   if (std::optional<std::string> whole = wholeGraphsNote(c)) notes.push_back(std::move(*whole));
+  if (std::optional<std::string> nodes = nodeLevelGraphsNote(c)) notes.push_back(std::move(*nodes));
   if (std::optional<std::string> host = slowerHostNote(c)) notes.push_back(std::move(*host));
   for (const std::string& w : c.stats.warnings) notes.push_back("trace: " + w);
   return notes;

@@ -59,6 +59,7 @@ std::optional<Finding> hostBoundAfterFixes(const Context& context, int64_t gpu_a
 // The launch-bound rule's word where the step already replays CUDA graphs (a note, not a finding).
 std::optional<std::string> betweenGraphsNote(const Context& context);
 std::optional<std::string> wholeGraphsNote(const Context& context);
+std::optional<std::string> nodeLevelGraphsNote(const Context& context);
 // The straggler rule's word where a rank arrives last because its host is slower at the same calls (a note).
 std::optional<std::string> slowerHostNote(const Context& context);
 

@@ -68,6 +68,24 @@ std::optional<std::string> wholeGraphsNote(const Context& c) {
          "records each kernel)";
 }
 
+// Recorded node by node, a step replayed from CUDA graphs pays CUPTI's cost for every kernel of every replay: the
+// timings read from it are the recording's as much as the program's (a JAX GRU ran 8.0 ms a step plain, 10.5
+// recorded node by node, 8.3 with each launch recorded whole: docs/benchmarks.md). Said where most of the step's
+// kernels come from graphs and gpuscope's collector recorded them one by one.
+std::optional<std::string> nodeLevelGraphsNote(const Context& c) {
+  if (c.session == analysis::kNone || !analysis::recordedByCollector(c.trace.sessions[c.session])) return std::nullopt;
+  const double graphed = graphShare(c);
+  if (graphed < 0.5) return std::nullopt;
+  for (size_t i = 0; i < c.trace.kernels.size(); ++i) {
+    if (c.kindOf(i).whole_graph) return std::nullopt;
+  }
+  return formatShare(graphed) +
+         " of the step's kernels were replayed from CUDA graphs and recorded node by node, which "
+         "slows such programs more than it slows others (a JAX GRU: 8.0 ms a step plain, 10.5 recorded so, 8.3 with "
+         "each launch recorded whole; docs/benchmarks.md): for timings nearer the program's own, record with "
+         "`--cuda-graph-trace graph` (the kernels inside the graphs are then not seen)";
+}
+
 namespace {
 
 std::optional<Finding> launchBound(const Context& c);

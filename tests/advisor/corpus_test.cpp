@@ -555,7 +555,22 @@ TEST(CorpusGraphLevel, GraphLaunchesAreTheStepsWorkAndTheReportSaysWhatWasNotSee
       return n.find("recorded as a whole") != std::string::npos && n.find("not in the trace") != std::string::npos;
     });
     EXPECT_TRUE(said) << name;
+    EXPECT_FALSE(std::any_of(a.notes.begin(), a.notes.end(), [](const std::string& n) {
+      return n.find("recorded node by node") != std::string::npos;
+    })) << name;
   }
+}
+
+// The same torch CUDA-graph program recorded node by node (the corpus's own trace): the report says that recording
+// each replay's kernels slows graph-heavy programs, and how to record them whole.
+TEST(CorpusGraphLevel, AGraphReplayedStepRecordedNodeByNodeSaysHowToRecordItWhole) {
+  Result<analysis::TraceData> data = analysis::loadTrace((kTraces / "pt_cudagraph_infer.program.gpuscope").string());
+  ASSERT_TRUE(data);
+  const Advice a = advise(buildContext(*data));
+  EXPECT_TRUE(std::any_of(a.notes.begin(), a.notes.end(), [](const std::string& n) {
+    return n.find("recorded node by node") != std::string::npos &&
+           n.find("--cuda-graph-trace graph") != std::string::npos;
+  }));
 }
 
 }  // namespace
