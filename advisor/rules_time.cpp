@@ -64,8 +64,8 @@ std::optional<std::string> wholeGraphsNote(const Context& c) {
          " were recorded as a whole (`record --cuda-graph-trace graph`), " +
          formatShare(all_ns ? static_cast<double>(busy_ns) / static_cast<double>(all_ns) : 0.0) +
          " of the GPU's kernel time: the kernels inside them are not in the trace, so the rules that read kernels "
-         "(fp32 GEMMs, fusable chains, kernel efficiency) did not look inside them (`--cuda-graph-trace node` "
-         "records each kernel)";
+         "(fp32_gemm, gemm_alignment, fusable_chains, unfused_attention, unfused_optimizer, convolution_layout) did "
+         "not look inside them (`--cuda-graph-trace node` records each kernel)";
 }
 
 // Recorded node by node, a step replayed from CUDA graphs pays CUPTI's cost for every kernel of every replay: the
