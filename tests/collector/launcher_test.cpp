@@ -117,25 +117,26 @@ TEST(Launcher, BadWindowOptionsAreUsageErrors) {
   }
 }
 
-TEST(Launcher, UnknownTraceItemIsAUsageError) {
+// `gpuscope record OPTION VALUE -- echo ran`: refused as a usage error (exit status 2) before the program ran; what
+// it printed on stderr.
+std::string usageErrorOf(const std::string& option, const std::string& value) {
   TempDir dir;
-  Finished f =
-      runGpuscope({"record", "--trace", "cuda,kernels", "-o", dir.path("t.gpuscope"), "--", "echo", "ran"}, dir);
-  ASSERT_TRUE(WIFEXITED(f.wait_status));
-  EXPECT_EQ(WEXITSTATUS(f.wait_status), 2);
-  EXPECT_EQ(f.out, "");  // the program was not run
-  EXPECT_NE(f.err.find("--trace: unknown item 'kernels'"), std::string::npos) << f.err;
-  EXPECT_NE(f.err.find("(known: cuda, api, nvtx, memory, um, sync)"), std::string::npos) << f.err;
+  Finished f = runGpuscope({"record", option, value, "-o", dir.path("t.gpuscope"), "--", "echo", "ran"}, dir);
+  EXPECT_TRUE(WIFEXITED(f.wait_status)) << option;
+  EXPECT_EQ(WIFEXITED(f.wait_status) ? WEXITSTATUS(f.wait_status) : -1, 2) << option;
+  EXPECT_EQ(f.out, "") << option;  // the program was not run
+  return f.err;
+}
+
+TEST(Launcher, UnknownTraceItemIsAUsageError) {
+  const std::string err = usageErrorOf("--trace", "cuda,kernels");
+  EXPECT_NE(err.find("--trace: unknown item 'kernels'"), std::string::npos) << err;
+  EXPECT_NE(err.find("(known: cuda, api, nvtx, memory, um, sync)"), std::string::npos) << err;
 }
 
 TEST(Launcher, UnknownGraphTraceModeIsAUsageError) {
-  TempDir dir;
-  Finished f =
-      runGpuscope({"record", "--cuda-graph-trace", "nodes", "-o", dir.path("t.gpuscope"), "--", "echo", "ran"}, dir);
-  ASSERT_TRUE(WIFEXITED(f.wait_status));
-  EXPECT_EQ(WEXITSTATUS(f.wait_status), 2);
-  EXPECT_EQ(f.out, "");  // the program was not run
-  EXPECT_NE(f.err.find("--cuda-graph-trace takes node or graph, not 'nodes'"), std::string::npos) << f.err;
+  const std::string err = usageErrorOf("--cuda-graph-trace", "nodes");
+  EXPECT_NE(err.find("--cuda-graph-trace takes node or graph, not 'nodes'"), std::string::npos) << err;
 }
 
 TEST(Launcher, ProgramMustFollowTheSeparator) {
