@@ -423,23 +423,42 @@ std::vector<const analysis::FusionPattern*> Context::chainsApplyFuses() const {
   return fused;
 }
 
-Context::RootForwards Context::mostForwardsOfARoot() const {
+namespace {
+
+// The forwards of each root module (a module range with no parent's name before its own) in the timed steps.
+std::map<std::string, int64_t> rootForwardCounts(const Context& c) {
   std::map<std::string, int64_t> counts;
-  const analysis::NvtxTable& n = trace.nvtx;
+  const analysis::NvtxTable& n = c.trace.nvtx;
   for (size_t r = 0; r < n.size(); ++r) {
-    if (n.session[r] != session || n.kind[r] != schema::NvtxKind::kRange || !inTimedSteps(n.start_ns[r])) continue;
-    const std::string& name = trace.text(n.name[r]);
+    if (n.session[r] != c.session || n.kind[r] != schema::NvtxKind::kRange || !c.inTimedSteps(n.start_ns[r])) continue;
+    const std::string& name = c.trace.text(n.name[r]);
     if (!analysis::isModuleRange(name)) continue;
     analysis::Phase phase;
     const std::string module = analysis::moduleOfRange(name, phase);
     if (phase == analysis::Phase::kForward && module.find('.') == std::string::npos) ++counts[module];
   }
+  return counts;
+}
+
+int64_t perTimedStepRounded(const Context& c, int64_t count) {
+  return c.step.timed_count > 0 ? (count + c.step.timed_count / 2) / c.step.timed_count : count;
+}
+
+}  // namespace
+
+Context::RootForwards Context::mostForwardsOfARoot() const {
   RootForwards most;
-  for (const auto& [module, count] : counts) {
-    const int64_t per_step = step.timed_count > 0 ? (count + step.timed_count / 2) / step.timed_count : count;
+  for (const auto& [module, count] : rootForwardCounts(*this)) {
+    const int64_t per_step = perTimedStepRounded(*this, count);
     if (per_step > most.per_step) most = {module, per_step};
   }
   return most;
+}
+
+int64_t Context::rootForwardsPerStep() const {
+  int64_t forwards = 0;
+  for (const auto& [module, count] : rootForwardCounts(*this)) forwards += count;
+  return perTimedStepRounded(*this, forwards);
 }
 
 std::string Context::rootHandedItsState() const {

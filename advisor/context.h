@@ -96,6 +96,10 @@ struct HostWork {
   // forward and, where the steps have a backward, the backward; none where no nn.Module ran, since the step is then
   // captured by hand (torch.cuda.graph), whose replay is one launch call.
   int64_t compiled_calls = 0;
+  // PyTorch: the least host time a step's calls cost compiled in torch.compile's default mode (no graphs): each
+  // forward of the model's root modules, and its backward where the steps have one, is a compiled call
+  // (kCompiledDefaultForwardHostNs, kCompiledDefaultBackwardHostNs).
+  int64_t compiled_calls_floor_ns = 0;
 };
 
 struct Context {
@@ -197,6 +201,9 @@ struct Context {
     int64_t per_step = 0;
   };
   RootForwards mostForwardsOfARoot() const;
+  // The forwards per timed step of every root module together (0 where the trace has no module ranges there): each
+  // is a compiled call once `gpuscope apply` compiles the roots, and each has its backward in a training step.
+  int64_t rootForwardsPerStep() const;
   // The first root module the PyTorch bridge saw handed state its previous call returned (kStateCarriedMark), or
   // "" where none was.
   std::string rootHandedItsState() const;

@@ -14,6 +14,13 @@ namespace gpuscope::advisor {
 // apply` of a CUDA-graph plan, 0.86-1.75 ms per forward or backward call; the low end taken.
 inline constexpr int64_t kCompiledCallHostNs = 860'000;
 inline constexpr int64_t kCompiledCallsPerStep = 2;  // a training step's: the model's forward and its backward
+// Compiled in torch.compile's default mode (no CUDA graphs), a call still costs the host its guards and
+// AOTAutograd's wrappers, whatever its kernels: a Linear + LayerNorm + GELU block, trained, took 0.50-0.56 ms a
+// forward and 0.67-0.85 ms a backward compiled, against 0.21-0.27 and 0.51-0.66 eager (H200, 2026-12-02,
+// tests/bench/torch_graph_call_cost.py --mode default, with and without autocast; docs/benchmarks.md); the low ends
+// taken. A model called once a step launches more than that costs; a decoder called once per position does not.
+inline constexpr int64_t kCompiledDefaultForwardHostNs = 500'000;
+inline constexpr int64_t kCompiledDefaultBackwardHostNs = 670'000;
 // A DistributedDataParallel model compiled the same way keeps work per parameter tensor in its calls (its
 // reducer's gradient hooks and bucket copies, the compiled pieces' inputs): on an H100, residual MLPs of 64 and
 // 256 parameter tensors wrapped in DDP took 9.5-10.1 and 34.7-38.1 ms of host time per compiled training step
@@ -51,7 +58,8 @@ int64_t gpuSlack(const Context& context);
 inline constexpr std::string_view kHostFloorBasis =
     "the host's own work per step (its step range less the time it waited for the GPU), with the forward and "
     "backward scaled by their launches (less those fusion removes, plus a compiled recomputation's and one cast "
-    "per fp32 GEMM under autocast; compiled, at least 19.9 us per launch, 27.3 us in bf16 or fp16), a "
+    "per fp32 GEMM under autocast; compiled, at least 19.9 us per launch, 27.3 us in bf16 or fp16, and 0.50 ms "
+    "per compiled forward and 0.67 ms per backward of each model call), a "
     "per-parameter optimizer step's host time divided by 4 "
     "when fused, 3.2× the blocks' forward host time added for eager recomputation, and 0.86 ms per compiled "
     "call with CUDA graphs, plus 0.12 ms per parameter tensor of a DistributedDataParallel model "

@@ -12,7 +12,13 @@ With --ddp-caps, the model is wrapped in DistributedDataParallel (one process, N
 wrap theirs, once per bucket cap in MB: torch.compile then compiles one graph per gradient bucket
 (DDPOptimizer), so the forward and the backward each become as many calls, one CUDA-graph replay each.
 
+With --mode default, the forward is compiled without CUDA graphs (torch.compile's default mode, as `gpuscope apply`
+compiles a model whose plan has fusion and no CUDA graphs): what a compiled call costs the host then, for a model
+called many times a step (a decoder run once per position). With --autocast, each forward runs under bf16
+autocast entered at the call, as `gpuscope apply` installs a precision fix.
+
 Usage (on a GPU): python3 torch_graph_call_cost.py [--steps N] [--depths 1,4,16,64] [--width W] [--ddp-caps 25,4,1]
+                  [--mode reduce-overhead|default] [--autocast]
 Prints one JSON line per depth (and bucket cap): parameter tensors, gradient buckets, eager and compiled host ms
 of forward and backward (medians).
 """
@@ -73,7 +79,17 @@ def buckets(model, cap_mb, x):
     return len(counted)
 
 
-def measure(depth, width, steps, warmup, cap_mb=None):
+def autocast_each_call(forward):
+    """The forward entered under bf16 autocast at every call, as gpuscope's precision fix wraps it."""
+
+    def wrapped(*args, **kwargs):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return forward(*args, **kwargs)
+
+    return wrapped
+
+
+def measure(depth, width, steps, warmup, cap_mb=None, mode="reduce-overhead", autocast=False):
     torch.manual_seed(0)
     model = nn.Sequential(*[Block(width) for _ in range(depth)]).cuda()
     x = torch.randn(8, width, device="cuda")
@@ -82,10 +98,15 @@ def measure(depth, width, steps, warmup, cap_mb=None):
         result.update(bucket_cap_mb=cap_mb, buckets=buckets(model, cap_mb, x))
         model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=cap_mb)
     eager = host_times(model, x, steps, warmup)
-    model.forward = torch.compile(model.forward, mode="reduce-overhead")
+    forward = autocast_each_call(model.forward) if autocast else model.forward
+    if autocast:
+        model.forward = forward
+        result.update(autocast_forward_ms=host_times(model, x, steps, warmup)[0])
+    model.forward = torch.compile(forward, mode=mode)
     compiled = host_times(model, x, steps, warmup + 5)  # the CUDA-graph tree records on the first calls
-    return {**result, "eager_forward_ms": eager[0], "eager_backward_ms": eager[1],
-            "graph_forward_ms": compiled[0], "graph_backward_ms": compiled[1]}
+    prefix = "graph" if mode == "reduce-overhead" else "compiled"
+    return {**result, "mode": mode, "autocast": autocast, "eager_forward_ms": eager[0], "eager_backward_ms": eager[1],
+            f"{prefix}_forward_ms": compiled[0], f"{prefix}_backward_ms": compiled[1]}
 
 
 def main():
@@ -95,6 +116,8 @@ def main():
     parser.add_argument("--depths", default="1,4,16,64")
     parser.add_argument("--width", type=int, default=64)
     parser.add_argument("--ddp-caps", default="", help="bucket caps in MB, comma-separated: DDP runs")
+    parser.add_argument("--mode", default="reduce-overhead", choices=("reduce-overhead", "default"))
+    parser.add_argument("--autocast", action="store_true", help="each forward under bf16 autocast")
     args = parser.parse_args()
     caps = [float(c) for c in args.ddp_caps.split(",") if c] or [None]
     if caps[0] is not None:
@@ -104,7 +127,7 @@ def main():
     for depth in (int(d) for d in args.depths.split(",")):
         for cap in caps:
             torch._dynamo.reset()  # each run compiles its own graphs
-            result = measure(depth, args.width, args.steps, args.warmup, cap)
+            result = measure(depth, args.width, args.steps, args.warmup, cap, args.mode, args.autocast)
             print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}), flush=True)
     if caps[0] is not None:
         torch.distributed.destroy_process_group()
