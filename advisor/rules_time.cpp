@@ -687,10 +687,7 @@ std::optional<Finding> inputPipeline(const Context& c) {
     // passes still began with calls of 7-21 ms (its clean twin: 0.36 and 0.50 ms a step of this gain in two
     // recordings, 1.70 and 1.81 without them), a wait the fix does not take away. Judged against the step as the
     // program runs unrecorded where the bridge timed it (the second recording ran 20.8 ms a step, 15.5 paused).
-    const int64_t pace = c.paused_cost && c.paused_cost->paused_step_ns > 0
-                             ? std::min(c.step.time_ns, c.paused_cost->paused_step_ns)
-                             : c.step.time_ns;
-    if (static_cast<double>(gain_ns) < 0.10 * static_cast<double>(pace)) return std::nullopt;
+    if (static_cast<double>(gain_ns) < 0.10 * static_cast<double>(c.unrecordedStep())) return std::nullopt;
     const std::string others = formatDuration(other_calls) + " per step";
     gain_basis =
         "the GPU's idle time waiting for batches in the steady steps less its idle in the loader's other "
