@@ -404,7 +404,7 @@ bool worthApplying(const plan::Outcome& predicted, const plan::Outcome& measured
 // on their own estimate; then, while the plan as a whole is predicted worse than today (the host's work
 // after the fixes can exceed the step), the one that wins least is left out. Sets each finding's plan_status.
 // Today is the step as the program runs unrecorded where the bridge timed it: the forecast's host work leaves the
-// recording's cost out, and a GRU seq2seq recorded at 48.2 ms a step (40.0 paused, 24.2-30.2 plain) had its
+// recording's cost out, and a GRU seq2seq recorded at 48.2 ms a step (39.1 unrecorded, 24.2-30.2 plain) had its
 // compile forecast at 40.9, a gain against the recorded step, where it ran 46.3-48.2 (bench/corpus/
 // pt_gru_seq2seq_teacher_forcing, H200, 2026-12-02).
 std::vector<const Finding*> choosePlan(const Context& c, std::vector<Finding>& findings, Goal goal,
@@ -446,12 +446,13 @@ std::vector<const Finding*> choosePlan(const Context& c, std::vector<Finding>& f
     auto least = std::min_element(chosen.begin(), chosen.end(), [&](const Finding* x, const Finding* y) {
       return goal == Goal::kMemory ? x->gain.memory_bytes < y->gain.memory_bytes : netTimeGain(*x) < netTimeGain(*y);
     });
-    (*least)->plan_status = "left out of the " + std::string(toString(goal)) +
-                            " plan: with it the plan is predicted worse than today (the host's work after the fixes" +
-                            (measured.step_time_ns < c.step.time_ns
-                                 ? ", against the step unrecorded: " + analysis::formatDuration(measured.step_time_ns) +
-                                       " as the PyTorch bridge timed it with the recording paused)"
-                                 : ")");
+    (*least)->plan_status =
+        "left out of the " + std::string(toString(goal)) +
+        " plan: with it the plan is predicted worse than today (the host's work after the fixes" +
+        (measured.step_time_ns < c.step.time_ns
+             ? ", against the step unrecorded: " + analysis::formatDuration(measured.step_time_ns) +
+                   " a step, the recorded step scaled as the PyTorch bridge's steps ran with the recording paused)"
+             : ")");
     chosen.erase(least);
     if (!chosen.empty()) predicted = predictOutcome(c, pointers());
   }

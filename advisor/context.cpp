@@ -1,6 +1,7 @@
 #include "advisor/context.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "analyzer/duration_stats.h"
@@ -445,6 +446,16 @@ int64_t perTimedStepRounded(const Context& c, int64_t count) {
 }
 
 }  // namespace
+
+// The bridge's steps are its root's forward calls, which need not be the advisor's (a DCGAN's discriminator runs
+// three a step: 5.6 ms a call recorded against a 9.5 ms step), so the step is scaled by how much shorter the
+// bridge's paused calls ran than its recorded ones, never lengthened.
+int64_t Context::unrecordedStep() const {
+  if (!paused_cost || paused_cost->paused_step_ns <= 0 || paused_cost->recorded_step_ns <= 0) return step.time_ns;
+  const double shorter = std::min(
+      1.0, static_cast<double>(paused_cost->paused_step_ns) / static_cast<double>(paused_cost->recorded_step_ns));
+  return std::llround(shorter * static_cast<double>(step.time_ns));
+}
 
 Context::RootForwards Context::mostForwardsOfARoot() const {
   RootForwards most;

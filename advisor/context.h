@@ -165,12 +165,9 @@ struct Context {
   int64_t perStep(int64_t total_ns) const { return step.count > 0 ? total_ns / step.count : total_ns; }
   // A total over the timed step windows (the timeline's figures) as a per-step figure.
   int64_t perTimedStep(int64_t total) const { return step.timed_count > 0 ? total / step.timed_count : total; }
-  // The step as the program runs unrecorded, where the PyTorch bridge timed steps with the recording paused (the
-  // shorter of that and the recorded step), else the recorded step: what a fix must beat to win anything.
-  int64_t unrecordedStep() const {
-    return paused_cost && paused_cost->paused_step_ns > 0 ? std::min(step.time_ns, paused_cost->paused_step_ns)
-                                                          : step.time_ns;
-  }
+  // The step as the program runs unrecorded, where the PyTorch bridge timed steps with the recording paused, else
+  // the recorded step: what a fix must beat to win anything.
+  int64_t unrecordedStep() const;
   double shareOfStep(int64_t per_step_ns) const;
   // GPU idle time from one steady step's GPU end to the next step's start, per gap (0 without steps).
   int64_t idleBetweenStepsNs() const;
