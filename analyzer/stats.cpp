@@ -243,13 +243,22 @@ std::vector<RankKernelSummary> kernelsByRank(const TraceData& trace) {
   return rows;
 }
 
+// Rows with the same text are one warning with a count (traces from before the collector counted repeats hold
+// one row per repeat: 997 of one CUPTI warning in a JAX program's).
 std::vector<std::string> traceWarnings(const TraceData& trace) {
-  std::vector<std::string> out;
+  std::vector<std::pair<std::string, int64_t>> counted;
   for (const schema::DataQualityRow& row : trace.data_quality) {
-    if (row.severity != schema::Severity::kInfo) {
-      out.push_back(std::string(schema::enumName(row.severity)) + ": " + row.message);
+    if (row.severity == schema::Severity::kInfo) continue;
+    std::string text = std::string(schema::enumName(row.severity)) + ": " + row.message;
+    auto same = std::find_if(counted.begin(), counted.end(), [&](const auto& c) { return c.first == text; });
+    if (same != counted.end()) {
+      ++same->second;
+    } else {
+      counted.emplace_back(std::move(text), 1);
     }
   }
+  std::vector<std::string> out;
+  for (auto& [text, n] : counted) out.push_back(n > 1 ? text + " (" + std::to_string(n) + " times)" : std::move(text));
   for (const std::string& w : trace.load_warnings) out.push_back("warning: " + w);
   return out;
 }

@@ -6,39 +6,62 @@
 
 namespace gpuscope::collector {
 
-namespace {
-// CUPTI requires 8-byte aligned buffers; page alignment also keeps them off shared cache lines. Every page is
-// touched here: a fresh buffer's pages are otherwise mapped one fault at a time while CUPTI writes records into
-// it, on the program's threads, inside their launch calls.
-uint8_t* allocateBuffer() {
-  auto* b = static_cast<uint8_t*>(std::aligned_alloc(4096, ActivityBuffers::kBufferBytes));
-  if (b) std::memset(b, 0, ActivityBuffers::kBufferBytes);
-  return b;
-}
-}  // namespace
-
-ActivityBuffers::ActivityBuffers() {
+ActivityBuffers::ActivityBuffers(ActivityBufferLimits limits) : limits_(limits) {
   for (size_t i = 0; i < kPreallocated; ++i) {
-    if (uint8_t* b = allocateBuffer()) {
-      free_.push_back(b);
-      ++allocated_;
+    size_t bytes = 0;
+    {
+      std::lock_guard lock(mutex_);
+      bytes = reserveLocked();
     }
+    ActivityBuffer b = allocateReserved(bytes);
+    if (!b.data) break;
+    free_.push_back(b);
   }
+}
+
+ActivityBuffers::~ActivityBuffers() {
+  for (ActivityBuffer b : free_) std::free(b.data);
+}
+
+size_t ActivityBuffers::reserveLocked() {
+  size_t bytes = 0;
+  if (large_allocated_ < limits_.large_buffers && bytes_allocated_ + limits_.large_bytes <= limits_.max_bytes) {
+    bytes = limits_.large_bytes;
+    ++large_allocated_;
+  } else if (bytes_allocated_ + limits_.small_bytes <= limits_.max_bytes) {
+    bytes = limits_.small_bytes;
+  }
+  bytes_allocated_ += bytes;
+  return bytes;
+}
+
+// CUPTI requires 8-byte aligned buffers; page alignment also keeps them off shared cache lines. Every page is
+// touched (zeroed) here: a fresh buffer's pages are otherwise mapped one fault at a time while CUPTI writes
+// records into it, on the program's threads, inside their launch calls.
+ActivityBuffer ActivityBuffers::allocateReserved(size_t bytes) {
+  auto* b = bytes ? static_cast<uint8_t*>(std::aligned_alloc(4096, bytes)) : nullptr;
+  if (b) {
+    std::memset(b, 0, bytes);
+    return {b, bytes};
+  }
+  std::lock_guard lock(mutex_);
+  if (bytes == limits_.large_bytes && bytes > 0) --large_allocated_;
+  bytes_allocated_ -= bytes;
+  return {};
 }
 
 void ActivityBuffers::keepSpares() {
   for (;;) {
+    size_t bytes = 0;
     {
       std::lock_guard lock(mutex_);
-      if (free_.size() >= kSpares || allocated_ >= kMaxBuffers) return;
-      ++allocated_;
+      if (free_.size() >= kSpares) return;
+      bytes = reserveLocked();
     }
-    uint8_t* b = allocateBuffer();  // outside the lock: CUPTI's requests on the program's threads never wait on it
+    // Outside the lock: CUPTI's requests on the program's threads never wait on it.
+    ActivityBuffer b = allocateReserved(bytes);
+    if (!b.data) return;
     std::lock_guard lock(mutex_);
-    if (!b) {
-      --allocated_;
-      return;
-    }
     free_.push_back(b);
   }
 }
@@ -48,34 +71,28 @@ size_t ActivityBuffers::freeBuffers() const {
   return free_.size();
 }
 
-ActivityBuffers::~ActivityBuffers() {
-  for (uint8_t* b : free_) std::free(b);
-}
-
-uint8_t* ActivityBuffers::acquire() {
+ActivityBuffer ActivityBuffers::acquire() {
+  size_t bytes = 0;
   {
     std::lock_guard lock(mutex_);
     if (!free_.empty()) {
-      uint8_t* b = free_.back();
+      ActivityBuffer b = free_.back();
       free_.pop_back();
       return b;
     }
-    if (allocated_ >= kMaxBuffers) {
-      ++refused_;
-      return nullptr;
-    }
-    ++allocated_;
+    bytes = reserveLocked();
   }
-  uint8_t* b = allocateBuffer();
-  if (!b) {
+  ActivityBuffer b = allocateReserved(bytes);
+  if (!b.data) {
     std::lock_guard lock(mutex_);
-    --allocated_;
     ++refused_;
   }
   return b;
 }
 
-void ActivityBuffers::release(uint8_t* buffer) {
+// The whole buffer, not only its valid bytes: CUPTI relies on zeros wherever it has not written a whole record.
+void ActivityBuffers::release(ActivityBuffer buffer) {
+  std::memset(buffer.data, 0, buffer.bytes);
   std::lock_guard lock(mutex_);
   free_.push_back(buffer);
 }

@@ -187,6 +187,10 @@ bool Collector::enableActivities(const CollectorOptions& options) {
   uint8_t per_thread = options.per_thread_buffers ? 1 : 0;
   size_t attr_size = sizeof per_thread;
   cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &attr_size, &per_thread);
+  // Our buffers come zeroed (ActivityBuffers clears them on the writer thread); otherwise CUPTI clears each one
+  // inside the program's launch call that asked for it: 0.4-0.5 ms a 4 MiB buffer (docs/benchmarks.md).
+  uint8_t zeroed = 1;
+  cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &attr_size, &zeroed);
   if (options.latency_timestamps) cuptiActivityEnableLatencyTimestamps(1);
   CUptiResult registered = cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
   if (registered != CUPTI_SUCCESS) {
@@ -523,12 +527,13 @@ void Collector::onCaptureCallback(CUpti_CallbackDomain domain, CUpti_CallbackId 
 }
 
 void Collector::bufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = g_collector ? g_collector->buffers_.acquire() : nullptr;
-  *size = *buffer ? ActivityBuffers::kBufferBytes : 0;
+  const ActivityBuffer b = g_collector ? g_collector->buffers_.acquire() : ActivityBuffer{};
+  *buffer = b.data;
+  *size = b.bytes;
   *max_records = 0;  // as many as fit
 }
 
-void Collector::bufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
+void Collector::bufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
   if (!g_collector) return;
   // Asked before taking any lock of ours: CUPTI may hold its own while calling us (ABBA otherwise).
   size_t dropped = 0;
@@ -542,7 +547,7 @@ void Collector::bufferCompleted(CUcontext context, uint32_t stream, uint8_t* buf
     while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) ++g_collector->late_records_;
     return;
   }
-  g_collector->buffers_.pushCompleted({buffer, valid});
+  g_collector->buffers_.pushCompleted({{buffer, size}, valid});
 }
 
 // Runs when the library is unloaded, after every exit handler: says what arrived too late to be written.
@@ -594,14 +599,14 @@ void Collector::writerLoop() {
 void Collector::processCompleted(int wait_ms) {
   for (const CompletedBuffer& buffer : buffers_.takeCompleted(wait_ms)) {
     processBuffer(buffer);
-    buffers_.release(buffer.data);
+    buffers_.release(buffer.buffer);
   }
 }
 
 void Collector::processBuffer(const CompletedBuffer& buffer) {
   if (failed_) return;
   CUpti_Activity* record = nullptr;
-  while (cuptiActivityGetNextRecord(buffer.data, buffer.valid_bytes, &record) == CUPTI_SUCCESS) {
+  while (cuptiActivityGetNextRecord(buffer.buffer.data, buffer.valid_bytes, &record) == CUPTI_SUCCESS) {
     if (Status s = converter_->convert(*record); !s) {
       fail(s);
       return;
@@ -662,14 +667,28 @@ void Collector::fail(const Status& status) {
   std::fprintf(stderr, "gpuscope: recording stopped, the program continues: %s\n", status.message().c_str());
 }
 
+namespace {
+std::string stateNoticeText(const StateNotices::Notice& n) {
+  return "CUPTI " + std::string(n.fatal ? "fatal error" : "warning") + " (" +
+         cuptiError(static_cast<CUptiResult>(n.result)) + "): " + n.message +
+         (n.fatal ? "; CUPTI stopped, so recording ended here" : "");
+}
+const char* stateNoticeCode(const StateNotices::Notice& n) { return n.fatal ? "cupti_fatal_error" : "cupti_warning"; }
+}  // namespace
+
+// Each notice as it is first seen (a crash later keeps it); the repeats are counted at the end.
 void Collector::recordStateNotices() {
-  for (const StateNotices::Notice& n : state_notices_.take()) {
-    const std::string message = "CUPTI " + std::string(n.fatal ? "fatal error" : "warning") + " (" +
-                                cuptiError(static_cast<CUptiResult>(n.result)) + "): " + n.message +
-                                (n.fatal ? "; CUPTI stopped, so recording ended here" : "");
-    note(n.fatal ? schema::Severity::kError : schema::Severity::kWarning,
-         n.fatal ? "cupti_fatal_error" : "cupti_warning", 1, message);
+  for (const StateNotices::Notice& n : state_notices_.takeFresh()) {
+    const std::string message = stateNoticeText(n);
+    note(n.fatal ? schema::Severity::kError : schema::Severity::kWarning, stateNoticeCode(n), 1, message);
     if (n.fatal || debug_) std::fprintf(stderr, "gpuscope: %s\n", message.c_str());
+  }
+}
+
+void Collector::recordRepeatedStateNotices() {
+  for (const StateNotices::Notice& n : state_notices_.repeated()) {
+    note(n.fatal ? schema::Severity::kError : schema::Severity::kWarning, stateNoticeCode(n), n.count,
+         stateNoticeText(n) + " (" + std::to_string(n.count) + " times in all)");
   }
 }
 
@@ -704,6 +723,7 @@ void Collector::finishFile() {
   const int64_t end = cuptiNow();
   nameNewThreads();
   recordStateNotices();
+  recordRepeatedStateNotices();
   writeCollectives();
   if (const int64_t lost = collectiveLog().dropped(); lost > 0) {
     note(schema::Severity::kWarning, "dropped_collectives", lost,
@@ -719,7 +739,8 @@ void Collector::finishFile() {
   }
   if (const int64_t refused = buffers_.buffersRefused(); refused > 0) {
     note(schema::Severity::kWarning, "buffers_refused", refused,
-         std::to_string(refused) + " CUPTI buffer requests were refused at the 512 MiB limit; their records are lost");
+         std::to_string(refused) + " CUPTI buffer requests were refused at the " +
+             std::to_string(buffers_.limits().max_bytes >> 20) + " MiB limit; their records are lost");
   }
   if (const int64_t unfinished = converter_->unfinishedRecords(); unfinished > 0) {
     note(schema::Severity::kInfo, "unfinished_records", unfinished,

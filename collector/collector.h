@@ -56,27 +56,48 @@ struct CollectorOptions {
   static CollectorOptions fromEnvironment();
 };
 
-// Notices from CUPTI's STATE callbacks, which may come on any thread, waiting for the writer thread.
+// Notices from CUPTI's STATE callbacks, which may come on any thread, waiting for the writer thread. A notice
+// repeated (a JAX program's recording once had the same buffer warning 997 times) is counted, not queued again.
 class StateNotices {
  public:
   struct Notice {
     bool fatal = false;
     std::string message;
     int result = 0;
+    int64_t count = 1;
   };
   void push(bool fatal, std::string message, int result) {
     std::lock_guard lock(mutex_);
-    if (notices_.size() < kMaxWaiting) notices_.push_back({fatal, std::move(message), result});
+    for (Notice& n : seen_) {
+      if (n.fatal == fatal && n.result == result && n.message == message) {
+        ++n.count;
+        return;
+      }
+    }
+    if (seen_.size() >= kMaxKinds) return;  // a storm of different warnings must not grow without bound
+    seen_.push_back({fatal, message, result});
+    fresh_.push_back({fatal, std::move(message), result});
   }
-  std::vector<Notice> take() {
+  // The notices first seen since the last call.
+  std::vector<Notice> takeFresh() {
     std::lock_guard lock(mutex_);
-    return std::exchange(notices_, {});
+    return std::exchange(fresh_, {});
+  }
+  // Every notice seen more than once, with its count.
+  std::vector<Notice> repeated() const {
+    std::lock_guard lock(mutex_);
+    std::vector<Notice> out;
+    for (const Notice& n : seen_) {
+      if (n.count > 1) out.push_back(n);
+    }
+    return out;
   }
 
  private:
-  static constexpr size_t kMaxWaiting = 1000;  // a storm of warnings must not grow without bound
-  std::mutex mutex_;
-  std::vector<Notice> notices_;
+  static constexpr size_t kMaxKinds = 1000;
+  mutable std::mutex mutex_;
+  std::vector<Notice> seen_;
+  std::vector<Notice> fresh_;
 };
 
 class Collector {
@@ -119,6 +140,7 @@ class Collector {
   void fail(const Status& status);
   void note(schema::Severity severity, const std::string& code, int64_t count, const std::string& message);
   void recordStateNotices();
+  void recordRepeatedStateNotices();
   void noteCaptureGate();
 
   static void atExit();

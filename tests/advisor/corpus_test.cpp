@@ -450,6 +450,24 @@ TEST(CorpusHostWork, LaunchBoundIdleIsBoundedByTheStepUnrecorded) {
   }));
 }
 
+// The Equinox twin's recording (H200, 2026-12-02) holds 997 rows of one CUPTI warning: its JAX process had 142
+// threads making CUDA calls, each asking for a buffer of its own, past the collector's 128 buffers of 4 MiB then.
+// The report says it once, with the count, beside what the collector counted as lost.
+TEST(CorpusNotes, ARepeatedWarningIsOneNoteWithItsCount) {
+  const Judged j = adviseOn(kTraces / "equinox_mlp_float_loss.clean.gpuscope");
+  size_t buffer_notes = 0;
+  for (const std::string& n : j.advice.notes)
+    buffer_notes += n.find("did not give a new activity buffer") != std::string::npos;
+  EXPECT_EQ(buffer_notes, 1u);
+  EXPECT_TRUE(std::any_of(j.advice.notes.begin(), j.advice.notes.end(), [](const std::string& n) {
+    return n.find("User did not give a new activity buffer to CUPTI (997 times)") != std::string::npos;
+  }));
+  EXPECT_TRUE(std::any_of(j.advice.notes.begin(), j.advice.notes.end(), [](const std::string& n) {
+    return n.find("CUPTI dropped 997 activity records") != std::string::npos;
+  }));
+  EXPECT_LT(j.advice.notes.size(), 40u);
+}
+
 // A tabular classifier whose loss, hard-example pick and accuracy run around the model, recorded on an H100:
 // `gpuscope apply` compiles the model alone, so the plan's fusion holds the chains inside its forward and
 // backward and counts their saving only; the others stay in the finding, to fuse by hand. (On an H200 its plan
