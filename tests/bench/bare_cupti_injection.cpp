@@ -13,6 +13,9 @@
 //   runtime-launch           the runtime activity kind with every call but cudaLaunch* switched off
 //   driver-launch            driver API records for cuLaunch* only
 //   callback-launch          no API records: a callback at entry and exit of cudaLaunch* takes two timestamps
+// BARE_CUPTI_OFF_AFTER_MS=N: N ms after start a thread of its own switches every activity kind off again and
+// flushes, as a capture range's end or the PyTorch bridge's pause does; with BARE_CUPTI_OFF=finalize it then
+// detaches CUPTI from the process (cuptiFinalize). What a program pays after recording stopped, either way.
 #include <cupti.h>
 
 #include <atomic>
@@ -21,6 +24,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -92,6 +96,29 @@ void launchCallbacks() {
   }
 }
 
+std::vector<CUpti_ActivityKind> g_enabled;
+
+void enable(CUpti_ActivityKind kind) {
+  if (cuptiActivityEnable(kind) == CUPTI_SUCCESS) g_enabled.push_back(kind);
+}
+
+void switchOffLater() {
+  const char* after = std::getenv("BARE_CUPTI_OFF_AFTER_MS");
+  if (!after || std::atoi(after) <= 0) return;
+  const char* how = std::getenv("BARE_CUPTI_OFF");
+  const bool finalize = how && std::string(how) == "finalize";
+  std::thread([ms = std::atoi(after), finalize] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    for (CUpti_ActivityKind kind : g_enabled) cuptiActivityDisable(kind);
+    cuptiActivityFlushAll(1);
+    const CUptiResult r = finalize ? cuptiFinalize() : CUPTI_SUCCESS;
+    const char* why = nullptr;
+    cuptiGetResultString(r, &why);
+    std::fprintf(stderr, "bare_cupti: %zu kinds off after %d ms%s: %s\n", g_enabled.size(), ms,
+                 finalize ? ", CUPTI detached" : "", why ? why : "?");
+  }).detach();
+}
+
 bool wants(const std::string& list, const char* kind) {
   return ("," + list + ",").find(std::string(",") + kind + ",") != std::string::npos;
 }
@@ -103,9 +130,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   const std::string kinds = env && *env ? env : "kernel";
   if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS) return 0;
   if (wants(kinds, "latency")) cuptiActivityEnableLatencyTimestamps(1);
-  if (wants(kinds, "sync")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
-  if (wants(kinds, "overhead")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD);
-  if (wants(kinds, "memset")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
+  if (wants(kinds, "sync")) enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  if (wants(kinds, "overhead")) enable(CUPTI_ACTIVITY_KIND_OVERHEAD);
+  if (wants(kinds, "memset")) enable(CUPTI_ACTIVITY_KIND_MEMSET);
   if (wants(kinds, "flush100")) {
     std::thread([] {
       for (;;) {
@@ -114,30 +141,31 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
       }
     }).detach();
   }
-  if (wants(kinds, "kernel")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (wants(kinds, "kernel")) enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (wants(kinds, "graph")) {
     const char* after = std::getenv("BARE_CUPTI_GRAPH_AFTER_MS");
     const int after_ms = after && *after ? std::atoi(after) : 0;
-    std::thread enable([after_ms] {
+    std::thread switch_on([after_ms] {
       if (after_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
       const CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
       const char* why = nullptr;
       cuptiGetResultString(r, &why);
       std::fprintf(stderr, "bare_cupti: graph trace on after %d ms: %s\n", after_ms, why ? why : "?");
     });
-    after_ms > 0 ? enable.detach() : enable.join();
+    after_ms > 0 ? switch_on.detach() : switch_on.join();
   }
-  if (wants(kinds, "runtime") || wants(kinds, "runtime-launch")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+  if (wants(kinds, "runtime") || wants(kinds, "runtime-launch")) enable(CUPTI_ACTIVITY_KIND_RUNTIME);
   if (wants(kinds, "runtime-launch")) onlyLaunches(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, true);
   if (wants(kinds, "driver-launch")) onlyLaunches(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, false);
   if (wants(kinds, "callback-launch")) launchCallbacks();
-  if (wants(kinds, "memcpy")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
-  if (wants(kinds, "memcpy2")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2);
-  if (wants(kinds, "context")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONTEXT);
-  if (wants(kinds, "device")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
-  if (wants(kinds, "memory")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
-  if (wants(kinds, "driver")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
-  if (wants(kinds, "nvtx")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
+  if (wants(kinds, "memcpy")) enable(CUPTI_ACTIVITY_KIND_MEMCPY);
+  if (wants(kinds, "memcpy2")) enable(CUPTI_ACTIVITY_KIND_MEMCPY2);
+  if (wants(kinds, "context")) enable(CUPTI_ACTIVITY_KIND_CONTEXT);
+  if (wants(kinds, "device")) enable(CUPTI_ACTIVITY_KIND_DEVICE);
+  if (wants(kinds, "memory")) enable(CUPTI_ACTIVITY_KIND_MEMORY2);
+  if (wants(kinds, "driver")) enable(CUPTI_ACTIVITY_KIND_DRIVER);
+  if (wants(kinds, "nvtx")) enable(CUPTI_ACTIVITY_KIND_MARKER);
+  switchOffLater();
   std::atexit(atExit);
   return 1;
 }

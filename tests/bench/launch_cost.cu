@@ -5,6 +5,8 @@
 // outside the timed launches), and the medians of those batches and of the others are printed apart: under
 // `gpuscope record --capture-range cudaProfilerApi` the cost inside and outside a capture range, in one
 // process (tests/bench/overhead.sh, section capture).
+// The medians of the first and the last half of the batches are printed too: a tracer that switches itself off
+// part way (tests/bench/bare_cupti_injection.cpp, BARE_CUPTI_OFF_AFTER_MS) shows what it leaves behind.
 // Usage: launch_cost [BATCHES] [LAUNCHES_PER_BATCH]
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
@@ -52,6 +54,9 @@ int main(int argc, char** argv) {
   const cudaError_t error = cudaGetLastError();
   std::printf("{\"launch_us_median\": %.3f, \"launch_us_min\": %.3f, ", median(per_launch_us),
               *std::min_element(per_launch_us.begin(), per_launch_us.end()));
+  const auto half = per_launch_us.begin() + static_cast<long>(per_launch_us.size() / 2);
+  std::printf("\"first_half_us_median\": %.3f, \"last_half_us_median\": %.3f, ", median({per_launch_us.begin(), half}),
+              median({half, per_launch_us.end()}));
   if (ranges)
     std::printf("\"inside_us_median\": %.3f, \"outside_us_median\": %.3f, ", median(inside_us), median(outside_us));
   std::printf("\"launches\": %d, \"status\": \"%s\"}\n", batches * launches, cudaGetErrorString(error));
