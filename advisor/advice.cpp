@@ -628,6 +628,16 @@ std::string memoryBasis(const Context& c) {
   return what + " (" + pool + " reserved " + analysis::formatBytes(top->cuda_peak_bytes) + " from CUDA)";
 }
 
+// A run that failed shows what happened, not what a fix would win: its steps may have stopped short, its kernels
+// may be a crash's, and `apply` of a plan from it would be tried on a program that does not run.
+void withholdPredictions(Advice& a) {
+  a.predicted = a.measured;
+  a.plan_predicted = a.measured;
+  a.plan_fixes = 0;
+  a.prediction_basis = "none: the recorded run failed (" + a.run_failed + ")";
+  for (Finding& f : a.findings) f.plan_status = "in no plan: the recorded run failed";
+}
+
 }  // namespace
 
 Advice advise(const Context& c, Goal goal) {
@@ -680,6 +690,7 @@ Advice advise(const Context& c, Goal goal) {
   }
   if (std::optional<std::string> host = unexplainedHostNote(c, a.findings)) a.notes.push_back(std::move(*host));
   a.notes.insert(a.notes.end(), set_aside.begin(), set_aside.end());
+  if (a.run_failed = analysis::programFailure(c.trace); !a.run_failed.empty()) withholdPredictions(a);
   a.job = c.job;
   for (const analysis::RankStep& r : c.job.ranks) a.rank_devices.push_back(c.trace.deviceLabel(r.device));
   a.plots = plotData(c);

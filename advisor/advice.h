@@ -31,6 +31,7 @@ struct Advice {
   plan::Outcome plan_predicted;                     // after the plan's fixes (those gpuscope applies, for the goal)
   int plan_fixes = 0;                               // findings whose fixes are in the plan
   std::string prediction_basis;
+  std::string run_failed;  // why the recorded program failed; no prediction or plan is made then ("": it did not)
   std::vector<Finding> findings;          // most to least to gain
   std::vector<std::string> notes;         // what limits the advice (no iterations, no phases, data-quality warnings)
   analysis::JobView job;                  // the job's ranks, when the trace holds several; `device` is one of them

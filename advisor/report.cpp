@@ -78,6 +78,13 @@ std::string outcomeText(const Advice& a, const plan::Outcome& p) {
 
 std::string predictionText(const Advice& a) { return outcomeText(a, a.predicted); }
 
+std::string failureText(const Advice& a) {
+  if (a.run_failed.empty()) return "";
+  return a.run_failed +
+         ": the figures below are those of a run that failed, so no prediction or plan is made from "
+         "it; record the program again once it runs to its end";
+}
+
 std::string planText(const Advice& a) {
   const std::string goal(toString(a.goal));
   if (a.plan_fixes == 0) {

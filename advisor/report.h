@@ -30,5 +30,8 @@ std::string jobText(const Advice& advice);
 std::string predictionText(const Advice& advice);  // "9.1 ms per iteration (3.3× faster) …"
 // The plan's prediction: "9.8 ms per iteration (…) with the 3 fixes of the time plan, which gpuscope apply makes".
 std::string planText(const Advice& advice);
+// Said before anything else where the recorded program failed: "the program exited with code 1 …: the figures
+// are this run's …"; empty where it did not.
+std::string failureText(const Advice& advice);
 
 }  // namespace gpuscope::advisor

@@ -190,6 +190,9 @@ std::string renderHtml(const Advice& a) {
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>gpuscope advice: " + escape(a.trace) +
       "</title><style>" + kStyle + "</style></head><body>\n";
   out += "<h1>gpuscope advice: <code>" + escape(a.trace) + "</code></h1>\n<table>";
+  if (const std::string failed = failureText(a); !failed.empty()) {
+    out += "<tr><th>Failed</th><td><strong>" + escape(failed) + "</strong></td></tr>";
+  }
   if (!a.device.empty()) out += "<tr><th>Program</th><td>" + escape(a.framework + " on " + a.device) + "</td></tr>";
   if (const std::string job = jobText(a); !job.empty()) out += "<tr><th>Job</th><td>" + escape(job) + "</td></tr>";
   out += "<tr><th>Step</th><td>" + escape(stepText(a)) + " <span class=\"basis\">(" + escape(a.step_basis) +
@@ -198,7 +201,7 @@ std::string renderHtml(const Advice& a) {
     out += "<tr><th>Peak memory</th><td>" + escape(analysis::formatBytes(a.measured.peak_memory_bytes)) + " (" +
            escape(a.memory_basis) + ")</td></tr>";
   }
-  if (!a.findings.empty()) {
+  if (!a.findings.empty() && a.run_failed.empty()) {
     out += "<tr><th>Predicted</th><td>" + escape(predictionText(a)) + " with every fix <span class=\"basis\">(" +
            escape(a.prediction_basis) + ")</span></td></tr>";
     out += "<tr><th>Plan</th><td>" + escape(planText(a)) + "</td></tr>";

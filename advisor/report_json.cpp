@@ -74,7 +74,7 @@ std::string renderJson(const Advice& a) {
   JsonWriter json;
   json.beginObject().field("format", "gpuscope-advice").field("version", kAdviceJsonVersion);
   json.field("trace", a.trace).field("framework", a.framework).field("device", a.device);
-  json.field("per_step", a.per_step).field("step_basis", a.step_basis);
+  json.field("per_step", a.per_step).field("step_basis", a.step_basis).field("run_failed", a.run_failed);
   writeOutcome(json, "measured", a.measured);
   writeOutcome(json, "predicted", a.predicted);
   json.field("goal", toString(a.goal));

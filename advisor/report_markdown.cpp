@@ -28,13 +28,14 @@ void appendFinding(std::string& out, const Finding& f, size_t n, bool per_step) 
 
 std::string renderMarkdown(const Advice& a) {
   std::string out = "# gpuscope advice: `" + a.trace + "`\n\n| | |\n|---|---|\n";
+  if (const std::string failed = failureText(a); !failed.empty()) out += "| **Failed** | " + cell(failed) + " |\n";
   if (!a.device.empty()) out += "| Program | " + a.framework + " on " + cell(a.device) + " |\n";
   if (const std::string job = jobText(a); !job.empty()) out += "| Job | " + cell(job) + " |\n";
   out += "| Step | " + stepText(a) + " — " + cell(a.step_basis) + " |\n";
   if (a.measured.peak_memory_bytes > 0) {
     out += "| Peak memory | " + analysis::formatBytes(a.measured.peak_memory_bytes) + " (" + a.memory_basis + ") |\n";
   }
-  if (!a.findings.empty()) {
+  if (!a.findings.empty() && a.run_failed.empty()) {
     out += "| Predicted with every fix | " + predictionText(a) + " — " + cell(a.prediction_basis) + " |\n";
     out += "| Plan (`--goal " + std::string(toString(a.goal)) + "`) | " + cell(planText(a)) + " |\n";
   }

@@ -76,6 +76,9 @@ std::string renderText(const Advice& a, int width_in, bool colour) {
   std::string out = style.bold("gpuscope advise") + ": " + a.trace + "\n";
   if (!a.device.empty()) out += "  " + a.framework + " on " + a.device + "\n";
   const std::string indent(12, ' ');
+  if (const std::string failed = failureText(a); !failed.empty()) {
+    out += "  " + style.bold("Failed") + "    " + wrap(failed, width, indent) + "\n";
+  }
   if (const std::string job = jobText(a); !job.empty()) out += "  Job       " + wrap(job, width, indent) + "\n";
   out += "  Step      " + wrap(stepText(a) + " (" + a.step_basis + ")", width, indent) + "\n";
   if (a.measured.peak_memory_bytes > 0) {
@@ -85,8 +88,10 @@ std::string renderText(const Advice& a, int width_in, bool colour) {
   if (a.findings.empty()) {
     out += "\nNo findings: no rule found a problem worth fixing in this trace.\n";
   } else {
-    out += "  Predicted " + wrap(predictionText(a) + " with every fix below, by hand too", width, indent) + "\n";
-    out += "  Plan      " + wrap(planText(a), width, indent) + "\n";
+    if (a.run_failed.empty()) {
+      out += "  Predicted " + wrap(predictionText(a) + " with every fix below, by hand too", width, indent) + "\n";
+      out += "  Plan      " + wrap(planText(a), width, indent) + "\n";
+    }
     for (size_t i = 0; i < a.findings.size(); ++i) appendFinding(out, style, a.findings[i], i + 1, a.per_step, width);
   }
   if (!a.notes.empty()) {

@@ -107,4 +107,9 @@ std::vector<RankKernelSummary> kernelsByRank(const TraceData& trace);
 // The trace's data-quality rows of warning or error severity, and what loading it repaired, as lines.
 std::vector<std::string> traceWarnings(const TraceData& trace);
 
+// Why the recorded program failed ("the program exited with code 1, of Python's AttributeError: …"), from the
+// trace-wide "program_failed" row `gpuscope record` writes; empty for a run that ended as it should, and for
+// traces recorded before the exit status was kept.
+std::string programFailure(const TraceData& trace);
+
 }  // namespace gpuscope::analysis

@@ -153,6 +153,9 @@ int runInfo(const ParsedArgs& args) {
                           environment.isOk() ? Status() : environment.status()}) {
     if (!s) return reportError("info", s);
   }
+  for (const DataQualityRow& q : *quality) {  // before anything else: what follows describes a run that failed
+    if (q.code == "program_failed" && !q.session_id) std::printf("FAILED RUN: %s\n", q.message.c_str());
+  }
   std::printf("processes: %zu\n", sessions->size());
   for (const SessionRow& s : *sessions) printSession(s);
   printGpus(*sessions, *devices);

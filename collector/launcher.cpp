@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "collector/capture_gate.h"
+#include "collector/program_exit.h"
 #include "formats/trace_merge.h"
 
 namespace gpuscope::collector {
@@ -451,6 +452,7 @@ Result<RecordOutcome> recordProgram(const RecordOptions& options) {
   }
   Result<MergeOptions> merge = windowsFor(options, files, start_ns);
   if (merge && (run.torch || run.cupy || run.jax)) merge->torch_memory_dir = *parts;
+  if (merge) merge->notes.push_back(programExitNote(outcome.wait_status, *parts));
   // Not after a program killed by a signal (Ctrl-C, a job's time limit): the trace is wanted now.
   if (merge && run.calibrate && WIFEXITED(outcome.wait_status) && run.trace.find("cuda") != std::string::npos) {
     const std::string calibration = *parts + "/calibration";

@@ -54,11 +54,15 @@ void AdvisorView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   snapshot_ = std::move(snapshot);
   model_->setSnapshot(snapshot_);
   const advisor::Advice& a = snapshot_->advice;
-  const std::string job = advisor::jobText(a);
-  header_->setText(QString::fromStdString(
-      (job.empty() ? "" : "Job: " + job + "\n") + "Step: " + advisor::stepText(a) +
-      "  ·  Peak memory: " + analysis::formatBytes(a.measured.peak_memory_bytes) + " (" + a.memory_basis +
-      ")\nPredicted with every fix: " + advisor::predictionText(a) + "\nPlan: " + advisor::planText(a)));
+  const std::string job = advisor::jobText(a), failed = advisor::failureText(a);
+  const std::string measured = "Step: " + advisor::stepText(a) +
+                               "  ·  Peak memory: " + analysis::formatBytes(a.measured.peak_memory_bytes) + " (" +
+                               a.memory_basis + ")";
+  const std::string predicted =
+      failed.empty() ? "\nPredicted with every fix: " + advisor::predictionText(a) + "\nPlan: " + advisor::planText(a)
+                     : "";
+  header_->setText(QString::fromStdString((failed.empty() ? "" : "FAILED RUN: " + failed + "\n") +
+                                          (job.empty() ? "" : "Job: " + job + "\n") + measured + predicted));
   ranks_model_->setSnapshot(snapshot_);
   ranks_->setVisible(!a.job.ranks.empty());
   // As tall as its rows, up to eight: the findings below are what the view is for.
@@ -68,6 +72,8 @@ void AdvisorView::setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot) {
   details_->clear();
   if (model_->rowCount() > 0) selectFinding(0);
 }
+
+QString AdvisorView::headerText() const { return header_->text(); }
 
 void AdvisorView::selectFinding(int row) { table_->selectRow(row); }
 

@@ -22,6 +22,7 @@ class AdvisorView : public QWidget {
   void setSnapshot(std::shared_ptr<const TraceSnapshot> snapshot);
   void selectFinding(int row);
   QTableView* table() const { return table_; }
+  QString headerText() const;  // the step, peak and prediction above the findings (what a failed run says first)
   QTableView* ranks() const { return ranks_; }  // hidden for a single process
   QTextBrowser* details() const { return details_; }
 

@@ -377,6 +377,41 @@ TEST(Advisor, AForecastSlowerThanTodaySaysSo) {
   EXPECT_NE(renderText(a, 100, false).find("(2.0× faster)"), std::string::npos);
 }
 
+// A run that failed (`record` writes its exit status into the trace) gets its findings, said to be a failed run's
+// first, and no prediction or plan: the numba program whose import failed under NumPy 2.5 was advised "3.9×
+// faster" from its pageable copies before (H200, 2026-12-03).
+TEST(Advisor, ARunThatFailedIsSaidFirstAndNothingIsPredictedFromIt) {
+  Result<analysis::TraceData> trace = analysis::loadTrace(fixturePath("advisor_naive.gpuscope"));
+  ASSERT_TRUE(trace);
+  const Advice fine = advise(buildContext(*trace));
+  ASSERT_GT(fine.plan_fixes, 0);
+  ASSERT_LT(fine.predicted.step_time_ns, fine.measured.step_time_ns);
+  EXPECT_EQ(fine.run_failed, "");
+  trace->data_quality.push_back({std::nullopt,
+                                 schema::Severity::kError,
+                                 "program_failed",
+                                 1,
+                                 "the program exited with code 1, of Python's RuntimeError: CUDA error",
+                                 {}});
+  const Advice a = advise(buildContext(*trace));
+  EXPECT_EQ(a.run_failed, "the program exited with code 1, of Python's RuntimeError: CUDA error");
+  EXPECT_EQ(a.findings.size(), fine.findings.size());
+  EXPECT_EQ(a.plan_fixes, 0);
+  EXPECT_EQ(a.predicted.step_time_ns, a.measured.step_time_ns);
+  EXPECT_EQ(a.plan_predicted.step_time_ns, a.measured.step_time_ns);
+  EXPECT_TRUE(makePlan(a).fixes.empty());
+  const std::string text = renderText(a, 100, false);
+  EXPECT_NE(text.find("Failed    the program exited with code 1"), std::string::npos) << text;
+  EXPECT_LT(text.find("Failed"), text.find("Step"));
+  EXPECT_EQ(text.find("Predicted"), std::string::npos) << text;
+  EXPECT_EQ(renderMarkdown(a).find("Predicted"), std::string::npos);
+  EXPECT_NE(renderHtml(a).find("<th>Failed</th>"), std::string::npos);
+  TempDir dir;
+  testing::writeFile(dir.path("a.json"), renderJson(a));
+  EXPECT_EQ(testing::jsonSchemaProblem("advisor/advice.schema.json", dir.path("a.json")), "");
+  EXPECT_NE(renderJson(a).find("\"run_failed\":\"the program exited with code 1"), std::string::npos);
+}
+
 // torch.compile pads GEMM shapes, so on PyTorch traces the alignment finding is a fix the plan applies.
 TEST(Advisor, UnalignedGemmsOfPyTorchArePaddedByThePlan) {
   const Advice a = adviceOn("pytorch_gpt2_step.gpuscope");

@@ -9,6 +9,7 @@
 
 #include "cli/record_summary.h"
 #include "formats/bridge_marks.h"
+#include "formats/sqlite_db.h"
 #include "tests/support/sample_trace.h"
 #include "tests/support/trace_builder.h"
 
@@ -186,6 +187,29 @@ TEST(Cli, ImportReadsAMemorySnapshot) {
   EXPECT_FALSE(std::filesystem::exists(dir.path("c.gpuscope")));
   CliRun usage = gpuscope({"import", dir.path("trace.json")});
   EXPECT_EQ(usage.status, 2);
+}
+
+// A trace whose program failed says so on its first lines, in info and in advise, and advise predicts nothing.
+TEST(Cli, AFailedRunIsSaidFirst) {
+  TempDir dir;
+  std::filesystem::copy_file(testing::fixturePath("advisor_naive.gpuscope"), dir.path("t.gpuscope"));
+  std::filesystem::permissions(dir.path("t.gpuscope"), std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::add);
+  {
+    Result<sqlite::Database> db = sqlite::Database::open(dir.path("t.gpuscope"), sqlite::Database::Mode::kCreate);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(
+        db->exec("INSERT INTO data_quality (session_id, severity, code, count, message) VALUES (NULL, 2, "
+                 "'program_failed', 1, 'the program exited with code 1')"));
+  }
+  const CliRun info = gpuscope({"info", dir.path("t.gpuscope")});
+  EXPECT_EQ(info.status, 0) << info.err;
+  EXPECT_EQ(info.out.find("FAILED RUN: the program exited with code 1\n"), info.out.find('\n') + 1) << info.out;
+  const CliRun advise = gpuscope({"advise", dir.path("t.gpuscope")});
+  EXPECT_EQ(advise.status, 0) << advise.err;
+  EXPECT_NE(advise.out.find("Failed    the program exited with code 1: the figures below"), std::string::npos)
+      << advise.out;
+  EXPECT_EQ(advise.out.find("Predicted"), std::string::npos) << advise.out;
 }
 
 TEST(Cli, MergeCombinesTraces) {

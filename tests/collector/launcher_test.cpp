@@ -239,8 +239,8 @@ TEST_F(LauncherRun, CupyBridgeFailuresLeaveThePythonProgramAlone) {
   EXPECT_NE(f.err.find("gpuscope: CuPy bridge not installed"), std::string::npos) << f.err;
 }
 
-// The merged trace's rows about the recording's cost per launch.
-std::vector<schema::DataQualityRow> costRows(const std::string& trace) {
+// The merged trace's data-quality rows whose code starts with PREFIX.
+std::vector<schema::DataQualityRow> qualityRows(const std::string& trace, const std::string& prefix) {
   Result<TraceReader> reader = TraceReader::open(trace);
   EXPECT_TRUE(reader) << reader.status().message();
   std::vector<schema::DataQualityRow> rows;
@@ -248,10 +248,13 @@ std::vector<schema::DataQualityRow> costRows(const std::string& trace) {
   Result<std::vector<schema::DataQualityRow>> all = reader->readAll<schema::DataQualityRow>();
   EXPECT_TRUE(all);
   for (const schema::DataQualityRow& row : all ? *all : rows) {
-    if (row.code.starts_with("recording_cost")) rows.push_back(row);
+    if (row.code.starts_with(prefix)) rows.push_back(row);
   }
   return rows;
 }
+
+// The merged trace's rows about the recording's cost per launch.
+std::vector<schema::DataQualityRow> costRows(const std::string& trace) { return qualityRows(trace, "recording_cost"); }
 
 // `record` (with extra options) of a "program" that leaves a real recorded trace where the collector would have
 // written its own, with CALIBRATOR (a shell script) in gpuscope-calibrate's place; writes dir/OUTPUT.
@@ -310,6 +313,45 @@ TEST_F(LauncherRun, RecordingCostNotMeasuredSaysWhy) {
   Result<TraceReader> reader = TraceReader::open(dir.path("t.gpuscope"));
   ASSERT_TRUE(reader);
   EXPECT_GT(*reader->count<schema::KernelRow>(), 0);
+}
+
+// The trace says how the program ended, so that a run that failed is never analysed as if it were fine: its exit
+// code or signal, and with a bridge the Python exception it died of.
+TEST_F(LauncherRun, TheTraceSaysHowTheProgramEnded) {
+  TempDir dir;
+  const std::string calibrator = "echo 3700\n";
+  const auto ending = [&](const std::string& output) {
+    const std::vector<schema::DataQualityRow> rows = qualityRows(dir.path(output), "program_");
+    EXPECT_EQ(rows.size(), 1u) << output;
+    return rows.empty() ? schema::DataQualityRow{} : rows[0];
+  };
+  recordWithCalibrator(dir, calibrator, "ok.gpuscope");
+  EXPECT_EQ(ending("ok.gpuscope").code, "program_exit");
+  EXPECT_EQ(ending("ok.gpuscope").severity, schema::Severity::kInfo);
+
+  recordWithCalibrator(dir, calibrator, "code.gpuscope", {}, "; exit 3");
+  const schema::DataQualityRow code = ending("code.gpuscope");
+  EXPECT_EQ(code.code, "program_failed");
+  EXPECT_EQ(code.severity, schema::Severity::kError);
+  EXPECT_EQ(code.count, 3);
+  EXPECT_EQ(code.message, "the program exited with code 3");
+  EXPECT_FALSE(code.session_id);
+
+  recordWithCalibrator(dir, calibrator, "segv.gpuscope", {}, "; kill -SEGV $$");
+  EXPECT_EQ(ending("segv.gpuscope").code, "program_failed");
+  EXPECT_EQ(ending("segv.gpuscope").message, "the program was ended by signal 11 (SIGSEGV)");
+
+  // Ctrl-C or a job's time limit ended steps that ran as they do: said, not called a failure.
+  recordWithCalibrator(dir, calibrator, "term.gpuscope", {}, "; kill -TERM $$");
+  EXPECT_EQ(ending("term.gpuscope").code, "program_stopped");
+  EXPECT_EQ(ending("term.gpuscope").severity, schema::Severity::kWarning);
+
+  if (std::system("python3 -c pass 2>/dev/null") != 0) GTEST_SKIP() << "no python3";
+  const Finished python = recordWithCalibrator(dir, calibrator, "python.gpuscope", {"--torch"},
+                                               "; python3 -c \"raise AttributeError('no attribute row_stack')\"");
+  EXPECT_NE(python.err.find("AttributeError: no attribute row_stack"), std::string::npos) << "Python's own report";
+  EXPECT_EQ(ending("python.gpuscope").message,
+            "the program exited with code 1, of Python's AttributeError: no attribute row_stack");
 }
 
 // Switched off, the collector tells the NVTX loader its injection failed, so NVTX calls are no-ops, instead of

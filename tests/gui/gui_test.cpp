@@ -18,6 +18,7 @@
 #include <cmath>
 #include <set>
 
+#include "formats/sqlite_db.h"
 #include "gui/advisor_view.h"
 #include "gui/diff_view.h"
 #include "gui/findings_model.h"
@@ -147,6 +148,32 @@ class GuiTest : public QObject {
     view.setSnapshot(snapshotOf("pytorch_gpt2_step.gpuscope"));
     QCOMPARE(view.grouping()->count(), 2);
     QCOMPARE(view.model()->grouping(), KernelTableModel::Grouping::kByName);
+  }
+
+  // A recorded run that failed (`record` keeps its exit status): the view says so before the step, and predicts
+  // nothing from it.
+  void advisorViewSaysARunFailedFirst() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("failed.gpuscope");
+    QVERIFY(QFile::copy(fixture("advisor_naive.gpuscope"), path));
+    QFile(path).setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+    {
+      Result<sqlite::Database> db = sqlite::Database::open(path.toStdString(), sqlite::Database::Mode::kCreate);
+      QVERIFY(db);
+      QVERIFY(
+          db->exec("INSERT INTO data_quality (session_id, severity, code, count, message) VALUES "
+                   "(NULL, 2, 'program_failed', 139, 'the program was ended by signal 11 (SIGSEGV)')"));
+    }
+    Result<std::shared_ptr<const TraceSnapshot>> failed = analyseTrace(path.toStdString());
+    QVERIFY(failed);
+    AdvisorView view;
+    view.setSnapshot(*failed);
+    const QString header = view.headerText();
+    QVERIFY2(header.startsWith("FAILED RUN: the program was ended by signal 11 (SIGSEGV)"), qPrintable(header));
+    QVERIFY2(!header.contains("Predicted"), qPrintable(header));
+    view.setSnapshot(snapshotOf("advisor_naive.gpuscope"));
+    QVERIFY(view.headerText().contains("Predicted with every fix"));
+    QVERIFY(!view.headerText().contains("FAILED"));
   }
 
   // The real 2-rank DDP job: the Advisor view shows the job's line and one row per rank, the slowest and the

@@ -91,6 +91,27 @@ def _arm(module, install, what):
         sys.meta_path.insert(0, _AfterImport(module, install, what))
 
 
+def _note_uncaught_exception(output_dir):
+    """Writes the last line of the exception the program dies of (exception-PID.txt in the recording's folder), so
+    that the trace says why the run failed; Python's own hook then prints it as before."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        try:
+            import traceback
+
+            lines = "".join(traceback.format_exception_only(kind, value)).strip().splitlines()
+            with open(os.path.join(output_dir, f"exception-{os.getpid()}.txt"), "w") as out:
+                out.write((lines[-1] if lines else kind.__name__) + "\n")
+        except Exception:
+            pass
+        previous(kind, value, tb)
+
+    sys.excepthook = hook
+
+
+if os.environ.get("GPUSCOPE_OUTPUT_DIR"):
+    _note_uncaught_exception(os.environ["GPUSCOPE_OUTPUT_DIR"])
 if os.environ.get("GPUSCOPE_TORCH"):
     _arm("torch", _install_torch_bridge, "PyTorch")
 if os.environ.get("GPUSCOPE_CUPY"):
