@@ -326,6 +326,9 @@ struct HostWaits {
   std::vector<std::vector<int64_t>> sync_ends, allocator_sync_ends;
   std::vector<std::vector<Interval>> copy_calls, alloc_calls;
   std::vector<std::vector<Interval>> compiles;  // annotatedCompiles
+  // The compilers' own stretches before a module load (runtimeCompiles, `compiled`): numba's or NVRTC's compile of
+  // a kernel at its first launch, cuDNN's runtime fusion. The GPU waits on them, whatever came before.
+  std::vector<std::vector<Interval>> compiler_stretches;
 };
 
 HostWaits hostWaits(const TraceData& t) {  // one pass over the calls, for every process
@@ -341,7 +344,14 @@ HostWaits hostWaits(const TraceData& t) {  // one pass over the calls, for every
         freesDeviceMemory(name) && (name.starts_with("cudaFree") || name.starts_with("cuMemFree"));
     if (allocator_syncs[i] || frees_in_sync) w.allocator_sync_ends[a.session[i]].push_back(a.end_ns[i]);
   }
-  for (size_t s = 0; s < t.sessions.size(); ++s) w.compiles.push_back(annotatedCompiles(t, static_cast<int32_t>(s)));
+  for (size_t s = 0; s < t.sessions.size(); ++s) {
+    w.compiles.push_back(annotatedCompiles(t, static_cast<int32_t>(s)));
+    std::vector<Interval> stretches;
+    for (const RuntimeCompile& c : runtimeCompiles(t, static_cast<int32_t>(s))) {
+      if (c.compiled && !c.unloaded) stretches.push_back(c.stretch);
+    }
+    w.compiler_stretches.push_back(mergeIntervals(std::move(stretches)));
+  }
   for (auto& ends : w.allocator_sync_ends) std::sort(ends.begin(), ends.end());
   for (auto& calls : w.copy_calls) calls = mergeIntervals(std::move(calls));
   return w;
@@ -358,9 +368,12 @@ void classifyGap(int64_t gap_start, const WorkItem& next, bool for_result, const
   const std::vector<int64_t>& sync_ends = waits.sync_ends[session];
   const std::vector<Interval>& copy_calls = waits.copy_calls[session];
   const int64_t allocating = overlapLength(waits.alloc_calls[session], gap_start, next.start);
+  const int64_t compiling = std::min(next.start - gap_start - allocating,
+                                     overlapLength(waits.compiler_stretches[session], gap_start, next.start));
   idle.total_ns += next.start - gap_start;
   idle.allocating_ns += allocating;
-  const int64_t length = next.start - gap_start - allocating;
+  idle.compiling_ns += compiling;
+  const int64_t length = next.start - gap_start - allocating - compiling;
   ++idle.gaps;
   if (next.launch != kNone && insideAny(waits.compiles[session], next.launch)) {
     idle.compiling_ns += length;
