@@ -256,8 +256,9 @@ int64_t hostStepAfter(const Context& c, const HostChanges& what) {
     if (replaced && !what.pin_once) stays += h.pinning_ns;  // nor does it pin host memory
     model = static_cast<double>(stays);
     if (c.framework == Framework::kPyTorch) {
-      model += static_cast<double>(h.compiled_calls * kCompiledCallHostNs +
-                                   h.ddp_parameters * kDdpCompiledHostPerParameterNs);
+      // One compiled call a step is an inference step's forward (compiledCalls).
+      const int64_t per_call = h.compiled_calls == 1 ? kCompiledInferenceCallHostNs : kCompiledCallHostNs;
+      model += static_cast<double>(h.compiled_calls * per_call + h.ddp_parameters * kDdpCompiledHostPerParameterNs);
     }
   } else {
     // Compiled without graphs, a DDP model's calls keep their work per parameter: three torchrun jobs' steps

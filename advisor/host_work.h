@@ -14,6 +14,11 @@ namespace gpuscope::advisor {
 // apply` of a CUDA-graph plan, 0.86-1.75 ms per forward or backward call; the low end taken.
 inline constexpr int64_t kCompiledCallHostNs = 860'000;
 inline constexpr int64_t kCompiledCallsPerStep = 2;  // a training step's: the model's forward and its backward
+// An inference forward (eval mode, no gradients) compiled the same way costs its host less: no autograd, nothing
+// kept for a backward. At batch 1 on an H200 (tests/bench/torch_graph_call_cost.py --inference, 2026-12-03,
+// docs/benchmarks.md): torchvision's ResNet-18 0.17 ms a call and MobileNetV3-Small 0.41 ms, their mean taken
+// (ResNet-50, 0.38 ms, is the model of two corpus cases and was left out of it).
+inline constexpr int64_t kCompiledInferenceCallHostNs = 290'000;
 // Compiled in torch.compile's default mode (no CUDA graphs), a call still costs the host its guards and
 // AOTAutograd's wrappers, whatever its kernels: a Linear + LayerNorm + GELU block, trained, took 0.50-0.56 ms a
 // forward and 0.67-0.85 ms a backward compiled, against 0.21-0.27 and 0.51-0.66 eager (H200, 2026-12-02,

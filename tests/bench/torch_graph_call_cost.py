@@ -17,8 +17,13 @@ compiles a model whose plan has fusion and no CUDA graphs): what a compiled call
 called many times a step (a decoder run once per position). With --autocast, each forward runs under bf16
 autocast entered at the call, as `gpuscope apply` installs a precision fix.
 
+With --inference, the model is in eval mode and each call is a forward under torch.no_grad(), as an inference
+loop calls it (no backward); --torchvision NAME adds that torchvision model (random weights, batch 1, 224x224),
+whose GPU work is a millisecond or so: its calls' host time is still what each returns after, the queue empty at
+its start.
+
 Usage (on a GPU): python3 torch_graph_call_cost.py [--steps N] [--depths 1,4,16,64] [--width W] [--ddp-caps 25,4,1]
-                  [--mode reduce-overhead|default] [--autocast]
+                  [--mode reduce-overhead|default] [--autocast] [--inference] [--torchvision resnet50,...]
 Prints one JSON line per depth (and bucket cap): parameter tensors, gradient buckets, eager and compiled host ms
 of forward and backward (medians).
 """
@@ -44,9 +49,20 @@ class Block(nn.Module):
         return x + nn.functional.gelu(self.norm(self.linear(x)))
 
 
-def host_times(model, x, steps, warmup):
-    """Median host ms of the forward call and of the backward call; the GPU's queue is empty at each start."""
+def host_times(model, x, steps, warmup, inference=False):
+    """Median host ms of the forward call and of the backward call (0 for inference: a forward under no_grad);
+    the GPU's queue is empty at each start."""
     times = []
+    if inference:
+        with torch.no_grad():
+            for i in range(warmup + steps):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                model(x)
+                t1 = time.perf_counter()
+                if i >= warmup:
+                    times.append((t1 - t0, 0.0))
+        return [statistics.median(t[k] for t in times) * 1e3 for k in range(2)]
     for i in range(warmup + steps):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
@@ -89,21 +105,31 @@ def autocast_each_call(forward):
     return wrapped
 
 
-def measure(depth, width, steps, warmup, cap_mb=None, mode="reduce-overhead", autocast=False):
+def measure(depth, width, steps, warmup, cap_mb=None, mode="reduce-overhead", autocast=False, inference=False,
+            torchvision_name=None):
     torch.manual_seed(0)
-    model = nn.Sequential(*[Block(width) for _ in range(depth)]).cuda()
-    x = torch.randn(8, width, device="cuda")
-    result = {"depth": depth, "parameter_tensors": sum(1 for _ in model.parameters())}
+    if torchvision_name:
+        import torchvision
+
+        model = getattr(torchvision.models, torchvision_name)(weights=None).cuda()
+        x = torch.randn(1, 3, 224, 224, device="cuda")
+    else:
+        model = nn.Sequential(*[Block(width) for _ in range(depth)]).cuda()
+        x = torch.randn(8, width, device="cuda")
+    if inference:
+        model.eval()
+    result = {"depth": torchvision_name or depth, "parameter_tensors": sum(1 for _ in model.parameters()),
+              "inference": inference}
     if cap_mb is not None:
         result.update(bucket_cap_mb=cap_mb, buckets=buckets(model, cap_mb, x))
         model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=cap_mb)
-    eager = host_times(model, x, steps, warmup)
+    eager = host_times(model, x, steps, warmup, inference)
     forward = autocast_each_call(model.forward) if autocast else model.forward
     if autocast:
         model.forward = forward
-        result.update(autocast_forward_ms=host_times(model, x, steps, warmup)[0])
+        result.update(autocast_forward_ms=host_times(model, x, steps, warmup, inference)[0])
     model.forward = torch.compile(forward, mode=mode)
-    compiled = host_times(model, x, steps, warmup + 5)  # the CUDA-graph tree records on the first calls
+    compiled = host_times(model, x, steps, warmup + 5, inference)  # the CUDA-graph tree records on the first calls
     prefix = "graph" if mode == "reduce-overhead" else "compiled"
     return {**result, "mode": mode, "autocast": autocast, "eager_forward_ms": eager[0], "eager_backward_ms": eager[1],
             f"{prefix}_forward_ms": compiled[0], f"{prefix}_backward_ms": compiled[1]}
@@ -118,6 +144,8 @@ def main():
     parser.add_argument("--ddp-caps", default="", help="bucket caps in MB, comma-separated: DDP runs")
     parser.add_argument("--mode", default="reduce-overhead", choices=("reduce-overhead", "default"))
     parser.add_argument("--autocast", action="store_true", help="each forward under bf16 autocast")
+    parser.add_argument("--inference", action="store_true", help="eval mode, each call a forward under no_grad")
+    parser.add_argument("--torchvision", default="", help="torchvision models to add, comma-separated (batch 1)")
     args = parser.parse_args()
     caps = [float(c) for c in args.ddp_caps.split(",") if c] or [None]
     if caps[0] is not None:
@@ -127,8 +155,12 @@ def main():
     for depth in (int(d) for d in args.depths.split(",")):
         for cap in caps:
             torch._dynamo.reset()  # each run compiles its own graphs
-            result = measure(depth, args.width, args.steps, args.warmup, cap, args.mode, args.autocast)
+            result = measure(depth, args.width, args.steps, args.warmup, cap, args.mode, args.autocast, args.inference)
             print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}), flush=True)
+    for name in (n for n in args.torchvision.split(",") if n):
+        torch._dynamo.reset()
+        result = measure(0, 0, args.steps, args.warmup, None, args.mode, args.autocast, args.inference, name)
+        print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}), flush=True)
     if caps[0] is not None:
         torch.distributed.destroy_process_group()
 
