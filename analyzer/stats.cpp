@@ -243,8 +243,6 @@ std::vector<RankKernelSummary> kernelsByRank(const TraceData& trace) {
   return rows;
 }
 
-// Rows with the same text are one warning with a count (traces from before the collector counted repeats hold
-// one row per repeat: 997 of one CUPTI warning in a JAX program's).
 std::string programFailure(const TraceData& trace) {
   for (const schema::DataQualityRow& row : trace.data_quality) {
     if (row.code == "program_failed" && !row.session_id) return row.message;
@@ -252,6 +250,8 @@ std::string programFailure(const TraceData& trace) {
   return "";
 }
 
+// Rows with the same text are one warning with a count (traces from before the collector counted repeats hold
+// one row per repeat: 997 of one CUPTI warning in a JAX program's).
 std::vector<std::string> traceWarnings(const TraceData& trace) {
   std::vector<std::pair<std::string, int64_t>> counted;
   for (const schema::DataQualityRow& row : trace.data_quality) {

@@ -674,20 +674,23 @@ std::string stateNoticeText(const StateNotices::Notice& n) {
          (n.fatal ? "; CUPTI stopped, so recording ended here" : "");
 }
 const char* stateNoticeCode(const StateNotices::Notice& n) { return n.fatal ? "cupti_fatal_error" : "cupti_warning"; }
+schema::Severity stateNoticeSeverity(const StateNotices::Notice& n) {
+  return n.fatal ? schema::Severity::kError : schema::Severity::kWarning;
+}
 }  // namespace
 
 // Each notice as it is first seen (a crash later keeps it); the repeats are counted at the end.
 void Collector::recordStateNotices() {
   for (const StateNotices::Notice& n : state_notices_.takeFresh()) {
     const std::string message = stateNoticeText(n);
-    note(n.fatal ? schema::Severity::kError : schema::Severity::kWarning, stateNoticeCode(n), 1, message);
+    note(stateNoticeSeverity(n), stateNoticeCode(n), 1, message);
     if (n.fatal || debug_) std::fprintf(stderr, "gpuscope: %s\n", message.c_str());
   }
 }
 
 void Collector::recordRepeatedStateNotices() {
   for (const StateNotices::Notice& n : state_notices_.repeated()) {
-    note(n.fatal ? schema::Severity::kError : schema::Severity::kWarning, stateNoticeCode(n), n.count,
+    note(stateNoticeSeverity(n), stateNoticeCode(n), n.count,
          stateNoticeText(n) + " (" + std::to_string(n.count) + " times in all)");
   }
 }
