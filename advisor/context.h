@@ -86,6 +86,10 @@ struct HostWork {
   int64_t allocation_ns = 0;  // of step_ns, inside device allocation and free calls (cudaMalloc, cudaFree, …)
   int64_t pinning_ns = 0;     // of step_ns, inside calls that pin or unpin host memory (cudaMallocHost, …)
   int64_t compile_ns = 0;     // beside step_ns and the figures above: compiling kernels (Context::compiles)
+  // Of step_ns, the host's own work from its last wait for the GPU to the model's next forward (the next input,
+  // the results' reading): where a step waits for its GPU, the work that nothing the GPU replays runs beside.
+  // Measured on the hook-free steps' root forward ranges; 0 where they have none or no wait precedes them.
+  int64_t before_model_ns = 0;
   // Of step_ns, stretches of kHostBusyGapNs or more with no CUDA call: the host computing on its own (NumPy,
   // copying into a staging buffer), which no CUDA graph takes away.
   int64_t away_ns = 0;

@@ -13,9 +13,6 @@ namespace {
 
 using analysis::Interval;
 
-// optimizer.step() with fused=True against the per-parameter loop, host time, on an H100
-// (tests/bench/torch_host_costs.py): 3.7-4.2× less under `record --torch`, 5.6-8.6× less plain; the low end.
-constexpr double kFusedOptimizerHostDivisor = 4.0;
 // Eager non-reentrant checkpointing of every block (the recomputed forward plus the saved-tensor hooks) added
 // 1.4-4.6× the blocks' forward host time to the host's work per step in six recorded H100 runs of the naive
 // GPT, GPT-2 and ResNet-50 (docs/benchmarks.md): the median.
@@ -71,6 +68,31 @@ int64_t loadingWork(const Context& c, const std::vector<Interval>& waits) {
   return total;
 }
 
+// The host's own work from its first wait for the GPU after the model's work (its forward and backward ranges) to
+// the next root forward range of the timed steps, less the optimizer's, summed: a wait inside the model's work (a
+// data-dependent operation) leaves the work after it beside the GPU's. The optimizer's step is left to the host's
+// forecast of it (fused, it costs a quarter).
+int64_t workBeforeModel(const Context& c, const std::vector<Interval>& waits) {
+  std::vector<Interval> optimizer;
+  for (const analysis::PhaseRange& r : c.phases) {
+    if (r.phase == analysis::Phase::kOptimizer) optimizer.push_back({r.start, r.end});
+  }
+  std::vector<Interval> not_own = waits;
+  not_own.insert(not_own.end(), optimizer.begin(), optimizer.end());
+  not_own = analysis::mergeIntervals(std::move(not_own));
+  int64_t total = 0, model_end = -1;
+  for (const analysis::PhaseRange& r : c.phases) {
+    if (!c.inTimedSteps(r.start)) continue;
+    if (r.phase == analysis::Phase::kForward && model_end >= 0 && r.start > model_end) {
+      const auto wait = std::lower_bound(c.sync_ends.begin(), c.sync_ends.end(), model_end);
+      if (wait != c.sync_ends.end() && *wait < r.start) total += ownWork(not_own, *wait, r.start);
+    }
+    if (r.phase == analysis::Phase::kForward || r.phase == analysis::Phase::kBackward)
+      model_end = std::max(model_end, r.end);
+  }
+  return total;
+}
+
 // The forward phase's ranges inside the steady steps.
 std::vector<Interval> forwardRanges(const Context& c) {
   std::vector<Interval> out;
@@ -86,6 +108,10 @@ void takeOffRecordingCost(const Context& c, HostWork& h) {
   const int64_t per_launch = c.recording_cost_per_launch_ns;
   if (per_launch == 0) return;
   h.recording_ns = std::min(h.step_ns, per_launch * c.perTimedStep(c.timeline.kernels));
+  if (h.step_ns > 0) {  // its share of the launches before the model's call
+    h.before_model_ns -= std::llround(static_cast<double>(h.before_model_ns) * static_cast<double>(h.recording_ns) /
+                                      static_cast<double>(h.step_ns));
+  }
   h.step_ns -= h.recording_ns;
   h.model_ns = std::max<int64_t>(0, h.model_ns - per_launch * h.model_launches);
   h.blocks_forward_ns = std::max<int64_t>(0, h.blocks_forward_ns - per_launch * h.blocks_forward_launches);
@@ -180,6 +206,7 @@ HostWork measureHostWork(const Context& c) {
   h.loading_ns = c.perTimedStep(loadingWork(c, waits));
   h.compile_ns = c.perTimedStep(analysis::overlapLength(c.compilesInTimedSteps(), c.step.timed_windows));
   h.away_ns = std::clamp<int64_t>(c.perTimedStep(awayWork(c)) - h.compile_ns, 0, h.step_ns);
+  h.before_model_ns = std::min(c.perTimedStep(workBeforeModel(c, waits)), h.step_ns);
   const int64_t model = phases.model, optimizer = phases.optimizer;
   // The blocks' forward host time, inside the model's, is scaled by as much.
   double unhooked = 1.0;
@@ -255,11 +282,7 @@ int64_t hostStepAfter(const Context& c, const HostChanges& what) {
     if (replaced && c.framework != Framework::kPyTorch && !what.allocate_once) stays += h.allocation_ns;
     if (replaced && !what.pin_once) stays += h.pinning_ns;  // nor does it pin host memory
     model = static_cast<double>(stays);
-    if (c.framework == Framework::kPyTorch) {
-      // One compiled call a step is an inference step's forward (compiledCalls).
-      const int64_t per_call = h.compiled_calls == 1 ? kCompiledInferenceCallHostNs : kCompiledCallHostNs;
-      model += static_cast<double>(h.compiled_calls * per_call + h.ddp_parameters * kDdpCompiledHostPerParameterNs);
-    }
+    model += static_cast<double>(graphCallsHost(c));
   } else {
     // Compiled without graphs, a DDP model's calls keep their work per parameter: three torchrun jobs' steps
     // stayed where they were eager (docs/multi-rank.md), so its fewer launches are not counted.
@@ -293,6 +316,14 @@ int64_t hostStepAfter(const Context& c, const HostChanges& what) {
   const int64_t compiling = what.compile_once ? 0 : h.compile_ns;
   return std::max<int64_t>(
       0, std::llround(model + optimizer) + rest - loading + between - allocating - pinning + compiling);
+}
+
+int64_t graphCallsHost(const Context& c) {
+  if (c.framework != Framework::kPyTorch) return 0;
+  const HostWork& h = c.host;
+  // One compiled call a step is an inference step's forward (compiledCalls).
+  const int64_t per_call = h.compiled_calls == 1 ? kCompiledInferenceCallHostNs : kCompiledCallHostNs;
+  return h.compiled_calls * per_call + h.ddp_parameters * kDdpCompiledHostPerParameterNs;
 }
 
 int64_t gpuSlack(const Context& c) {

@@ -39,7 +39,7 @@ struct IdleBreakdown {
   int64_t recording_ns = 0;     // what the recording's cost per launch added to launch-bound gaps
   int64_t allocating_ns = 0;    // the host was inside device allocation or free calls
   int64_t queued_ns = 0;
-  int64_t compiling_ns = 0;  // before work a compiler launched for itself (XLA's autotuner, annotatedCompiles)
+  int64_t compiling_ns = 0;  // the host compiling a kernel (runtimeCompiles), or before a compiler's own work
   int64_t gaps = 0;
   // Copies to the host that a runtime's own thread issued once the GPU had run dry, the program waiting for
   // their result (JAX's float(x), np.asarray(x)): their gaps count as after_sync.

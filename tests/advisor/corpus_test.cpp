@@ -158,6 +158,30 @@ TEST(CorpusForecast, TimedStepsHoldTheirOwnKernelsOnly) {
   EXPECT_LT(advise(c).plan_predicted.step_time_ns, 7'400'000);
 }
 
+// A torchvision ResNet-50 classifying one picture at a time reads each result before it prepares the next picture.
+// Under `apply` (CUDA graphs and the compile) it ran 1.387 ms a picture by its own clock (H200, 2026-12-03), its GPU
+// busy 0.62 ms of each: the host's preparation and the replay one after the other. The forecast was 2.03 ms from the
+// GPU's side, with the recording's cost in the gaps between launches left in it.
+TEST(CorpusForecast, AStepThatReadsItsResultWaitsForItsReplay) {
+  Result<analysis::TraceData> data =
+      analysis::loadTrace((kTraces / "tv_classify_one_image_at_a_time.program.gpuscope").string());
+  ASSERT_TRUE(data);
+  const Context c = buildContext(*data);
+  EXPECT_GT(c.perTimedStep(c.timeline.idle.recording_ns), 500'000);
+  EXPECT_GT(c.host.before_model_ns, 200'000);  // the next picture's preparation
+  const Advice a = advise(c);
+  ASSERT_TRUE(a.find("launch_bound"));
+  constexpr double kMeasured = 1.387e6;
+  EXPECT_NEAR(static_cast<double>(a.plan_predicted.step_time_ns), kMeasured, 0.15 * kMeasured);
+  // The replay waits for the host's preparation: more than the longer of the two.
+  const Finding* chains = a.find("fusable_chains");
+  ASSERT_TRUE(chains);
+  const double gpu_after =
+      static_cast<double>(c.perTimedStep(c.timeline.busy_ns) - chains->gain.time_ns + chains->gain.idle_ns);
+  EXPECT_GT(static_cast<double>(a.plan_predicted.step_time_ns),
+            std::max(gpu_after, static_cast<double>(hostStepAfter(c, HostChanges{.graphs = true, .compiled = true}))));
+}
+
 // An early-exit MLP reads the GPU back after each of its blocks (bench/corpus/trap_data_dependent, H100): 6
 // synchronisations a forward, where torch.compile breaks its graph; compiled under `apply` it ran slower (1.28 ms a
 // step against 0.76 predicted) and was rolled back. The plan now leaves the compile to the user there. A
