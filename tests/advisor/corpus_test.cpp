@@ -161,7 +161,7 @@ TEST(CorpusForecast, TimedStepsHoldTheirOwnKernelsOnly) {
 // A torchvision ResNet-50 classifying one picture at a time reads each result before it prepares the next picture.
 // Under `apply` (CUDA graphs and the compile) it ran 1.387 ms a picture by its own clock (H200, 2026-12-03), its GPU
 // busy 0.62 ms of each: the host's preparation and the replay one after the other. The forecast was 2.03 ms from the
-// GPU's side, with the recording's cost in the gaps between launches left in it.
+// GPU's side, with the recording's cost in the gaps between launches left in it; 1.51 now.
 TEST(CorpusForecast, AStepThatReadsItsResultWaitsForItsReplay) {
   Result<analysis::TraceData> data =
       analysis::loadTrace((kTraces / "tv_classify_one_image_at_a_time.program.gpuscope").string());

@@ -22,8 +22,14 @@ loop calls it (no backward); --torchvision NAME adds that torchvision model (ran
 whose GPU work is a millisecond or so: its calls' host time is still what each returns after, the queue empty at
 its start.
 
+With --sync-each, each call is also timed the way a loop that reads every result runs it: the call, then the
+host waiting for its result (`.item()` of its sum, or of the loss after the backward), and the GPU's time for a
+call is taken from CUDA events around 20 calls in a row. How much of a call's host time runs beside its GPU work
+is then (host + GPU - synced) / host: the advisor's forecast of such a loop under CUDA graphs depends on it.
+
 Usage (on a GPU): python3 torch_graph_call_cost.py [--steps N] [--depths 1,4,16,64] [--width W] [--ddp-caps 25,4,1]
                   [--mode reduce-overhead|default] [--autocast] [--inference] [--torchvision resnet50,...]
+                  [--sync-each]
 Prints one JSON line per depth (and bucket cap): parameter tensors, gradient buckets, eager and compiled host ms
 of forward and backward (medians).
 """
@@ -77,6 +83,36 @@ def host_times(model, x, steps, warmup, inference=False):
     return [statistics.median(t[k] for t in times) * 1e3 for k in range(2)]
 
 
+def call(model, x, inference):
+    if inference:
+        return model(x).sum()
+    loss = model(x).square().mean()
+    loss.backward()
+    for p in model.parameters():
+        p.grad = None
+    return loss
+
+
+def synced_times(model, x, steps, warmup, inference):
+    """Median ms of a call followed by reading its result, and the GPU's mean ms a call (20 calls in a row)."""
+    context = torch.no_grad() if inference else torch.enable_grad()
+    with context:
+        synced = []
+        for i in range(warmup + steps):
+            t0 = time.perf_counter()
+            call(model, x, inference).item()
+            if i >= warmup:
+                synced.append(time.perf_counter() - t0)
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(20):
+            call(model, x, inference)
+        end.record()
+        torch.cuda.synchronize()
+    return statistics.median(synced) * 1e3, start.elapsed_time(end) / 20
+
+
 def buckets(model, cap_mb, x):
     """DDP's gradient buckets for this cap: the all-reduces of one eager step, counted by a communication hook
     on a copy of the model (a hook cannot be taken off again)."""
@@ -106,7 +142,7 @@ def autocast_each_call(forward):
 
 
 def measure(depth, width, steps, warmup, cap_mb=None, mode="reduce-overhead", autocast=False, inference=False,
-            torchvision_name=None):
+            torchvision_name=None, sync_each=False):
     torch.manual_seed(0)
     if torchvision_name:
         import torchvision
@@ -131,6 +167,11 @@ def measure(depth, width, steps, warmup, cap_mb=None, mode="reduce-overhead", au
     model.forward = torch.compile(forward, mode=mode)
     compiled = host_times(model, x, steps, warmup + 5, inference)  # the CUDA-graph tree records on the first calls
     prefix = "graph" if mode == "reduce-overhead" else "compiled"
+    if sync_each:
+        synced_ms, gpu_ms = synced_times(model, x, steps, warmup, inference)
+        host_ms = compiled[0] + compiled[1]
+        beside = (host_ms + gpu_ms - synced_ms) / host_ms if host_ms > 0 else 0.0
+        result.update({f"{prefix}_synced_ms": synced_ms, f"{prefix}_gpu_ms": gpu_ms, "host_beside_gpu_share": beside})
     return {**result, "mode": mode, "autocast": autocast, "eager_forward_ms": eager[0], "eager_backward_ms": eager[1],
             f"{prefix}_forward_ms": compiled[0], f"{prefix}_backward_ms": compiled[1]}
 
@@ -146,6 +187,7 @@ def main():
     parser.add_argument("--autocast", action="store_true", help="each forward under bf16 autocast")
     parser.add_argument("--inference", action="store_true", help="eval mode, each call a forward under no_grad")
     parser.add_argument("--torchvision", default="", help="torchvision models to add, comma-separated (batch 1)")
+    parser.add_argument("--sync-each", action="store_true", help="also time each call with its result read")
     args = parser.parse_args()
     caps = [float(c) for c in args.ddp_caps.split(",") if c] or [None]
     if caps[0] is not None:
@@ -155,11 +197,13 @@ def main():
     for depth in (int(d) for d in args.depths.split(",")):
         for cap in caps:
             torch._dynamo.reset()  # each run compiles its own graphs
-            result = measure(depth, args.width, args.steps, args.warmup, cap, args.mode, args.autocast, args.inference)
+            result = measure(depth, args.width, args.steps, args.warmup, cap, args.mode, args.autocast, args.inference,
+                             sync_each=args.sync_each)
             print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}), flush=True)
     for name in (n for n in args.torchvision.split(",") if n):
         torch._dynamo.reset()
-        result = measure(0, 0, args.steps, args.warmup, None, args.mode, args.autocast, args.inference, name)
+        result = measure(0, 0, args.steps, args.warmup, None, args.mode, args.autocast, args.inference, name,
+                         args.sync_each)
         print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}), flush=True)
     if caps[0] is not None:
         torch.distributed.destroy_process_group()
