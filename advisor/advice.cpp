@@ -145,8 +145,7 @@ double replayedBusy(const Context& c, double busy, double busy_after) {
 // ms, its GPU busy 0.62 ms of each (bench/corpus/tv_classify_one_image_at_a_time, H200, 2026-12-03).
 int64_t serialStep(const Context& c, const HostChanges& changes, int64_t host_ns, double replayed_busy) {
   const double host = static_cast<double>(host_ns), calls = static_cast<double>(graphCallsHost(c));
-  const double optimizer =
-      static_cast<double>(c.host.optimizer_ns) / (changes.fused_optimizer ? kFusedOptimizerHostDivisor : 1.0);
+  const double optimizer = optimizerHostAfter(c, changes);
   // What the fixes leave of the host's work outside the calls and the optimizer bounds the work before the call
   // (a DataLoader's workers take the next batch's preparation off it).
   const double outside = std::max(0.0, host - calls - optimizer);
@@ -154,9 +153,7 @@ int64_t serialStep(const Context& c, const HostChanges& changes, int64_t host_ns
   // replayed at batch 1 with each result read, took 0.49 and 0.60 ms a call against 0.14 + 0.32 and 0.32 + 0.34 ms
   // of host and GPU time (H200, 2026-12-03, tests/bench/torch_graph_call_cost.py --sync-each).
   // (A DDP model's work per parameter is its backward's, behind the launch.)
-  const double first_call = calls <= 0                   ? 0.0
-                            : c.host.compiled_calls == 1 ? static_cast<double>(kCompiledInferenceCallHostNs)
-                                                         : static_cast<double>(kCompiledCallHostNs);
+  const double first_call = static_cast<double>(graphCallHost(c));
   const double before =
       std::min(static_cast<double>(c.host.before_model_ns), outside) + std::min(host - outside, first_call);
   return std::llround(before + std::max(host - before, replayed_busy));

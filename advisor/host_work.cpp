@@ -13,6 +13,9 @@ namespace {
 
 using analysis::Interval;
 
+// optimizer.step() with fused=True against the per-parameter loop, host time, on an H100
+// (tests/bench/torch_host_costs.py): 3.7-4.2× less under `record --torch`, 5.6-8.6× less plain; the low end.
+constexpr double kFusedOptimizerHostDivisor = 4.0;
 // Eager non-reentrant checkpointing of every block (the recomputed forward plus the saved-tensor hooks) added
 // 1.4-4.6× the blocks' forward host time to the host's work per step in six recorded H100 runs of the naive
 // GPT, GPT-2 and ResNet-50 (docs/benchmarks.md): the median.
@@ -300,8 +303,7 @@ int64_t hostStepAfter(const Context& c, const HostChanges& what) {
     if (what.checkpoint && !what.compiled)
       model += kEagerRecomputeHostFactor * static_cast<double>(h.blocks_forward_ns);
   }
-  const double optimizer =
-      static_cast<double>(h.optimizer_ns) / (what.fused_optimizer ? kFusedOptimizerHostDivisor : 1);
+  const double optimizer = optimizerHostAfter(c, what);
   const int64_t between = std::max<int64_t>(0, h.between_ns - what.input_wait_removed_ns);
   // Workers take the loading inside the steps off the main thread too: it waits for a batch already made. Where
   // no DataLoader range marks it, it is the host's stretches with no CUDA call (reading, staging a copy into
@@ -318,12 +320,19 @@ int64_t hostStepAfter(const Context& c, const HostChanges& what) {
       0, std::llround(model + optimizer) + rest - loading + between - allocating - pinning + compiling);
 }
 
+double optimizerHostAfter(const Context& c, const HostChanges& what) {
+  return static_cast<double>(c.host.optimizer_ns) / (what.fused_optimizer ? kFusedOptimizerHostDivisor : 1);
+}
+
+int64_t graphCallHost(const Context& c) {
+  if (c.framework != Framework::kPyTorch || c.host.compiled_calls == 0) return 0;
+  // One compiled call a step is an inference step's forward (compiledCalls).
+  return c.host.compiled_calls == 1 ? kCompiledInferenceCallHostNs : kCompiledCallHostNs;
+}
+
 int64_t graphCallsHost(const Context& c) {
   if (c.framework != Framework::kPyTorch) return 0;
-  const HostWork& h = c.host;
-  // One compiled call a step is an inference step's forward (compiledCalls).
-  const int64_t per_call = h.compiled_calls == 1 ? kCompiledInferenceCallHostNs : kCompiledCallHostNs;
-  return h.compiled_calls * per_call + h.ddp_parameters * kDdpCompiledHostPerParameterNs;
+  return c.host.compiled_calls * graphCallHost(c) + c.host.ddp_parameters * kDdpCompiledHostPerParameterNs;
 }
 
 int64_t gpuSlack(const Context& c) {

@@ -40,10 +40,6 @@ inline constexpr int64_t kDdpCompiledHostPerParameterNs = 120'000;
 inline constexpr int64_t kCompiledLaunchHostNs = 19'900;
 inline constexpr int64_t kCompiledHalfLaunchHostNs = 27'300;  // the model computes in bf16 or fp16
 
-// optimizer.step() with fused=True against the per-parameter loop, host time, on an H100
-// (tests/bench/torch_host_costs.py): 3.7-4.2× less under `record --torch`, 5.6-8.6× less plain; the low end.
-inline constexpr double kFusedOptimizerHostDivisor = 4.0;
-
 // What a set of fixes changes in the host's work.
 struct HostChanges {
   bool graphs = false;                // CUDA graphs replay the forward and backward
@@ -60,6 +56,11 @@ struct HostChanges {
 
 // The host's work per step after the changes (0 when the trace does not measure it).
 int64_t hostStepAfter(const Context& context, const HostChanges& what);
+// The optimizer step's host time per step after the changes (a fused step costs a quarter of a per-parameter one).
+double optimizerHostAfter(const Context& context, const HostChanges& what);
+// The host's time of one torch.compile call that replays CUDA graphs, without a DDP model's work per parameter (0
+// outside PyTorch or where no call is made).
+int64_t graphCallHost(const Context& context);
 // The host's time per step in torch.compile's calls that replay CUDA graphs (0 outside PyTorch, where the graph is
 // launched by one call of microseconds).
 int64_t graphCallsHost(const Context& context);
