@@ -172,6 +172,10 @@ struct Context {
   // The step as the program runs unrecorded, where the PyTorch bridge timed steps with the recording paused, else
   // the recorded step: what a fix must beat to win anything.
   int64_t unrecordedStep() const;
+  // The GPU's idle per timed step waiting for launches, at most what the step leaves beside its kernels at the
+  // program's own pace (unrecordedStep): the launch-bound gaps the recorded steps show beyond that are the
+  // recording's. What CUDA graphs take away.
+  int64_t launchGaps() const;
   double shareOfStep(int64_t per_step_ns) const;
   // GPU idle time from one steady step's GPU end to the next step's start, per gap (0 without steps).
   int64_t idleBetweenStepsNs() const;

@@ -282,21 +282,10 @@ void jittedJaxFix(Fix& fix) {
   fix.snippet_language = "shell";
 }
 
-// The GPU's idle per step at the program's own pace, where the PyTorch bridge timed steps with the recording paused:
-// the kernels run as long there, so the GPU idles no more than that step leaves beside them. The launch-bound idle
-// the recorded steps show beyond it is the recording's: a torchvision EfficientNet-B0 showed 12.0 ms a step where
-// its GPU was busy 30-33 ms of steps that ran 37.5-40.4 ms paused, 33.5-39.6 plain (bench/corpus/
-// tv_efficientnet_b0_train_fp32, H200, 2026-12-02); bounded, 10.6 ms. Where the bridge did not time them, no bound.
-std::optional<int64_t> idleAtOwnPace(const Context& c) {
-  if (c.unrecordedStep() >= c.step.time_ns) return std::nullopt;
-  return std::max<int64_t>(0, c.unrecordedStep() - c.perTimedStep(c.timeline.busy_ns));
-}
-
 std::optional<Finding> launchBound(const Context& c) {
   const auto& tl = c.timeline;
   const int64_t recorded = c.perTimedStep(tl.idle.launch_bound_ns);
-  const std::optional<int64_t> own_pace = idleAtOwnPace(c);
-  const int64_t idle = own_pace ? std::min(recorded, *own_pace) : recorded;
+  const int64_t idle = c.launchGaps();  // the rest of `recorded` is the recording's
   if (c.shareOfStep(idle) < 0.10 || graphShare(c) >= 0.5) return std::nullopt;  // graphs: betweenGraphsNote
   Finding f = startFinding(c, kRules[0]);
   f.title = "The GPU waits for kernel launches: " + formatDuration(idle) + " idle " + perStepWords(c);
