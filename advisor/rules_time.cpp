@@ -371,11 +371,31 @@ int64_t syncsInSteps(const Context& c) {
   return n;
 }
 
+// The share of the steady steps in which the host waits for the GPU at least once (a synchronising call, or a
+// result fetched once the GPU was done).
+double shareOfStepsThatWait(const Context& c) {
+  std::vector<int64_t> waits;
+  for (int64_t end : c.sync_ends) waits.push_back(end);
+  for (const Interval& fetch : analysis::resultFetchWaits(c.trace, c.device, c.activity.busy))
+    waits.push_back(fetch.end);
+  std::sort(waits.begin(), waits.end());
+  int64_t steps = 0, waiting = 0;
+  for (const analysis::Iteration& it : c.iterations.list) {
+    if (it.warmup || !c.inSteps(it.start_ns)) continue;
+    ++steps;
+    const auto wait = std::lower_bound(waits.begin(), waits.end(), it.start_ns);
+    waiting += wait != waits.end() && *wait < it.end_ns;
+  }
+  return steps ? static_cast<double>(waiting) / static_cast<double>(steps) : 0.0;
+}
+
 // A habit of the step, not a phase boundary: a synchronisation in at least every other step, or, where no steps
 // were found, ten in the run. The idle after the one sync that ends a warm-up or starts a timer is no step's
-// problem (a compiled model timed after torch.cuda.synchronize() showed 5 % "after sync" with no sync in any step).
+// problem (a compiled model timed after torch.cuda.synchronize() showed 5 % "after sync" with no sync in any step),
+// nor are the reads that end an epoch, however many (a Flax ResNet's jax.device_get of its 20 steps' losses and
+// accuracies once an epoch: 40 results in one step of 20, bench/corpus/jax_flax_resnet_cifar, H200, 2026-12-03).
 bool syncsEveryStep(const Context& c, int64_t syncs) {
-  return c.step.from_iterations ? 2 * syncs >= c.step.count : syncs >= 10;
+  return c.step.from_iterations ? shareOfStepsThatWait(c) >= 0.5 : syncs >= 10;
 }
 
 // CuPy copies a NumPy (pageable) array to the GPU through a pinned staging buffer of its own: the host first
@@ -595,11 +615,20 @@ int64_t hostAwayInSteps(const Context& c, const std::vector<Interval>& loader_ra
     const std::vector<Interval> away = analysis::awayStretches(calls, it.start_ns, std::max(it.end_ns, it.gpu_end_ns));
     // The longest stretch: a batch is made in one, while eager per-op dispatch leaves many short ones (an
     // unjitted JAX step's 5 ms a step of them was no input pipeline).
-    int64_t longest = 0;
+    int64_t longest = 0, dispatch = 0;
     for (const Interval& i : away) {
-      if (!endsInCopyFromHost(kernel_calls, copy_calls, i.end)) continue;
-      longest = std::max(longest, i.end - i.start - analysis::overlapLength(accounted, i.start, i.end));
+      const int64_t own = i.end - i.start - analysis::overlapLength(accounted, i.start, i.end);
+      if (endsInCopyFromHost(kernel_calls, copy_calls, i.end))
+        longest = std::max(longest, own);
+      else
+        dispatch = std::max(dispatch, own);
     }
+    // JAX's dispatch of a jitted call (its arguments' pytrees flattened and checked) is host work outside CUDA
+    // too, and a call given NumPy arrays copies them after it: a stretch before a call that copies nothing shows
+    // what the call's own dispatch costs. A Flax ResNet's two jitted calls a step (gradients, then the update of
+    // its TrainState) each began after 2.8 ms with no CUDA call, the batch's copy only after the first
+    // (bench/corpus/jax_flax_resnet_cifar's twin, H200, 2026-12-03): no batch is made there.
+    if (c.framework == Framework::kJax) longest = std::max<int64_t>(0, longest - dispatch);
     per_step.push_back(longest);
   }
   return analysis::summarize(per_step).median;

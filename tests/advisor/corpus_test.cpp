@@ -253,6 +253,17 @@ TEST(CorpusForecast, KeptOutputsLeaveCudaGraphsOutOfThePlan) {
   }
 }
 
+// A Flax ResNet-20's twin, both of its jitted calls in place (bench/corpus/jax_flax_resnet_cifar, H200,
+// 2026-12-03): each step's two calls begin after 2.8 ms of JAX's own dispatch with no CUDA call, the NumPy batch's
+// copy after the first only, and each epoch ends by reading its 20 losses and accuracies. Neither is a batch made
+// on the training thread nor a synchronisation of the step: 40 results read in one step of 20.
+TEST(CorpusFindings, JaxDispatchIsNoBatchAndAnEpochsReadsAreNoStepsHabit) {
+  const Judged j = adviseOn(kTraces / "jax_flax_resnet_cifar.clean.gpuscope");
+  EXPECT_GT(j.advice.measured.step_time_ns, 10'000'000);
+  EXPECT_FALSE(j.advice.find("input_pipeline"));
+  EXPECT_FALSE(j.advice.find("host_sync"));
+}
+
 // A CuPy k-means (bench/corpus/cupy_kmeans, H200, 2026-11-28): one function called for 3 iterations of warm-up,
 // then for 60 timed ones of the same 25 kernels; its convergence test reads the centroids' shift back with
 // cudaMemcpyAsync into pageable memory, and waits there for the GPU, 8.2 ms an iteration. The iterations are the
