@@ -361,6 +361,31 @@ TEST(Advisor, LaunchBoundJaxIsToldToJitOnlyWhereItRunsOpByOp) {
   }
 }
 
+// A JAX step whose gradients are jitted and whose update runs op by op (one-op executables that JAX names after
+// the op, "jit(multiply)/mul", their kernels XLA's fusions too): the jitted kernels are more, but the GPU's launch
+// gaps come before the update's ops, and the fix is to jit it.
+TEST(Advisor, LaunchBoundJaxWithItsUpdateRunOpByOpIsToldToJit) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("t.gpuscope"));
+  const auto launch = [&b](const std::string& thunk, const std::string& kernel, int64_t start) {
+    b.kernel(kernel, start, start + 2'000);
+    b.nvtx("Thunk:#name=" + thunk + ",hlo_op=" + kernel + ",unique_hlo_op_id=4294967298#", start - 1'200, start - 400);
+  };
+  int64_t t = 1'000'000;
+  for (int step = 0; step < 40; ++step) {
+    for (int op = 0; op < 8; ++op, t += 2'200)
+      launch("jit(grads)/jvp(Net)/Dense_" + std::to_string(op), "loop_add_fusion", t);
+    for (int op = 0; op < 4; ++op, t += 10'000) launch("jit(multiply)/mul", "loop_multiply_fusion", t);
+  }
+  ASSERT_TRUE(b.finish());
+  Result<analysis::TraceData> trace = analysis::loadTrace(dir.path("t.gpuscope"));
+  ASSERT_TRUE(trace);
+  const Advice a = advise(buildContext(*trace), Goal::kTime);
+  const Finding* f = a.find("launch_bound");
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->fix.snippet.find("jax.jit"), std::string::npos) << f->fix.snippet;
+}
+
 // A forecast slower than the measured step says so: printed bare, it read as the gain of every fix.
 TEST(Advisor, AForecastSlowerThanTodaySaysSo) {
   Advice a;
