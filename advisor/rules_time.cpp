@@ -908,6 +908,35 @@ std::optional<Finding> pageableCopies(const Context& c) {
   return f;
 }
 
+// Whether the steps' kernels run on a legacy default stream (most of their time) while their copies run on other
+// streams (most of theirs): the copies are on streams of their own, as overlapping asks, yet the legacy default
+// stream waits for the work of every blocking stream and they for its, so none runs beside the kernels. A
+// light-sheet deconvolution that copied its planes on four streams and launched its kernels with no stream kept
+// its copies 0.0 % overlapped (bench/corpus/cuda_lightsheet_deconv_default_stream, H200, 2026-12-03).
+std::optional<int64_t> kernelsOnTheLegacyStream(const Context& c) {
+  const auto& k = c.trace.kernels;
+  const auto onDefault = [&](int32_t stream) {
+    return stream != analysis::kNone && c.trace.streams[static_cast<size_t>(stream)].legacy_default;
+  };
+  int64_t kernels = 0, kernels_default = 0, default_id = 0;
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (k.device[i] != c.device || !c.inTimedSteps(i)) continue;
+    kernels += k.end_ns[i] - k.start_ns[i];
+    if (!onDefault(k.stream[i])) continue;
+    kernels_default += k.end_ns[i] - k.start_ns[i];
+    default_id = c.trace.streams[static_cast<size_t>(k.stream[i])].stream_id;
+  }
+  const auto& m = c.trace.copies;
+  int64_t copies = 0, copies_elsewhere = 0;
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m.device[i] != c.device || !c.inTimedSteps(m.start_ns[i])) continue;
+    copies += m.end_ns[i] - m.start_ns[i];
+    if (!onDefault(m.stream[i])) copies_elsewhere += m.end_ns[i] - m.start_ns[i];
+  }
+  if (2 * kernels_default < kernels || 2 * copies_elsewhere < copies || copies == 0) return std::nullopt;
+  return default_id;
+}
+
 std::optional<Finding> serialCopies(const Context& c) {
   const auto& tl = c.timeline;
   const int64_t copy = c.perTimedStep(tl.copy_ns), exposed = c.perTimedStep(tl.copy_ns - tl.copy_overlap_ns);
@@ -930,6 +959,25 @@ std::optional<Finding> serialCopies(const Context& c) {
                     "the shorter of the copies' time alone and the kernels' time alone: at best one hides behind "
                     "the other (assumes the next chunk's copy does not depend on this chunk's kernels, as in a "
                     "pipelined loop)");
+  if (const std::optional<int64_t> stream = kernelsOnTheLegacyStream(c)) {
+    f.evidence.push_back({"the kernels run on the legacy default stream (stream " + std::to_string(*stream) +
+                              ", launched with no stream or stream 0) and the copies on other streams: the legacy "
+                              "default stream waits for every blocking stream's work, and they for its",
+                          {}});
+    f.why =
+        "The legacy default stream is ordered with every blocking stream: a copy queued on another stream waits "
+        "for the kernels already on it, and the next kernel for the copy, whatever stream the copy is on.";
+    f.fix.summary =
+        "Launch the kernels on the streams their copies use (or on streams of their own), not on the legacy default "
+        "stream; or compile with --default-stream per-thread, or create the copies' streams with "
+        "cudaStreamNonBlocking.";
+    if (c.framework == Framework::kCuda)
+      f.fix.snippet = "kernel<<<grid, block, 0, streams[s]>>>(...);  // not kernel<<<grid, block>>>(...)";
+    if (c.framework == Framework::kCuPy)
+      f.fix.snippet =
+          "stream = cp.cuda.Stream(non_blocking=True)\nwith stream:  # the kernels too, not only the copies\n"
+          "    ...";
+  }
   setSeverity(f);
   return f;
 }

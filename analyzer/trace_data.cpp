@@ -506,6 +506,21 @@ Status loadHostTables(const std::string& path, TraceData& t, RawSessions& raw) {
   return loadNvtx(db, t.nvtx, raw.nvtx);
 }
 
+// Marks each context's legacy default stream among the streams the GPU work used.
+Status markLegacyDefaultStreams(TraceReader& reader, TraceData& t) {
+  Result<std::vector<schema::ContextRow>> contexts = reader.readAll<schema::ContextRow>();
+  if (!contexts) return contexts.status();
+  for (const schema::ContextRow& c : *contexts) {
+    if (!c.null_stream_id) continue;
+    for (Stream& s : t.streams) {
+      const schema::DeviceRow& d = t.devices[static_cast<size_t>(s.device)];
+      if (d.session_id == c.session_id && d.device_id == c.device_id && s.stream_id == *c.null_stream_id)
+        s.legacy_default = true;
+    }
+  }
+  return Status::ok();
+}
+
 void numberSessions(const std::vector<int64_t>& raw, std::vector<int32_t>& column, Indexer& index) {
   column.reserve(raw.size());
   for (int64_t id : raw) column.push_back(index.session(id));
@@ -549,6 +564,7 @@ Result<TraceData> loadTrace(const std::string& path) {
   if (status) status = loadMemory(db, trace.memory, index);
   if (status) status = loadPools(db, trace.pools, index);
   if (status) status = loadAllocator(*reader, trace, index);
+  if (status) status = markLegacyDefaultStreams(*reader, trace);
   host.join();
   if (!status) return status;
   if (!host_status) return host_status;

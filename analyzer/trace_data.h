@@ -18,6 +18,9 @@ inline constexpr int32_t kNone = -1;  // an absent index (no stream, no graph, u
 struct Stream {
   int32_t device = 0;  // index into TraceData::devices
   int64_t stream_id = 0;
+  // The context's legacy default stream (CUPTI's id for the NULL stream, from the trace's context rows): it waits
+  // for the work of every other blocking stream, and they for its.
+  bool legacy_default = false;
 };
 
 // The columns every kind of GPU work has: kernels, copies and memsets.

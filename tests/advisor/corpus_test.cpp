@@ -264,6 +264,22 @@ TEST(CorpusFindings, JaxDispatchIsNoBatchAndAnEpochsReadsAreNoStepsHabit) {
   EXPECT_FALSE(j.advice.find("host_sync"));
 }
 
+// A light-sheet deconvolution copies its planes on four streams and launches its kernels with no stream
+// (bench/corpus/cuda_lightsheet_deconv_default_stream, H200, 2026-12-03): the legacy default stream orders them
+// with every copy, and the fix says so; a video classifier copying on the stream of its kernels is told to copy on
+// a stream of its own.
+TEST(CorpusFindings, CopiesHeldBackByTheLegacyDefaultStreamAreSaidSo) {
+  for (const char* trace : {"cuda_lightsheet_deconv_default_stream.program", "pt_video_frames_serial_copy.program"}) {
+    SCOPED_TRACE(trace);
+    const Judged j = adviseOn(kTraces / (std::string(trace) + ".gpuscope"));
+    const Finding* f = j.advice.find("serial_copies");
+    ASSERT_TRUE(f);
+    const bool legacy = std::string(trace).starts_with("cuda_");
+    EXPECT_EQ(f->fix.summary.find("legacy default stream") != std::string::npos, legacy) << f->fix.summary;
+    EXPECT_EQ(f->fix.snippet.find("streams[s]") != std::string::npos, legacy) << f->fix.snippet;
+  }
+}
+
 // A CuPy k-means (bench/corpus/cupy_kmeans, H200, 2026-11-28): one function called for 3 iterations of warm-up,
 // then for 60 timed ones of the same 25 kernels; its convergence test reads the centroids' shift back with
 // cudaMemcpyAsync into pageable memory, and waits there for the GPU, 8.2 ms an iteration. The iterations are the
