@@ -260,24 +260,28 @@ plan::Fix cudaGraphsFix(const Context& c, Finding& f) {
   return fix;
 }
 
-// Whether an XLA thunk's NVTX range is that of an op JAX ran on its own: an op called outside jit (and each of jnp's
-// functions) runs as a one-op executable named after it, "Thunk:#name=jit(add)/add,hlo_op=wrapped_add,...#", where a
-// jitted function's ops sit under its name and their own scopes ("jit(apply_model)/jvp(ResNet)/...").
-bool opRunOnItsOwn(std::string_view thunk) {
-  constexpr std::string_view kPrefix = "Thunk:#name=jit(";
-  if (!thunk.starts_with(kPrefix)) return false;
+// The one-op executable an XLA thunk's NVTX range belongs to, where JAX ran that op on its own: an op called
+// outside jit (and each of jnp's functions) runs as a one-op executable named after it,
+// "Thunk:#name=jit(add)/add,hlo_op=wrapped_add,...#" ("jit(add)"), where a jitted function's ops sit under its name
+// and their own scopes ("jit(apply_model)/jvp(ResNet)/..."). Empty for those.
+std::string_view opRunOnItsOwn(std::string_view thunk) {
+  constexpr std::string_view kPrefix = "Thunk:#name=";
+  if (!thunk.starts_with("Thunk:#name=jit(")) return {};
   const size_t close = thunk.find(")/", kPrefix.size());
-  if (close == std::string_view::npos) return false;
+  if (close == std::string_view::npos) return {};
   const std::string_view path = thunk.substr(close + 2, thunk.find(',', close) - close - 2);
-  return !path.empty() && path.find_first_of("/(") == std::string_view::npos;
+  if (path.empty() || path.find_first_of("/(") != std::string_view::npos) return {};
+  return thunk.substr(kPrefix.size(), close + 1 - kPrefix.size());
 }
 
-// Whether a JAX program's steps run jitted already: most of the launch gaps inside them come before XLA's fusions
-// and library calls, not before ops dispatched one by one (single-op kernels, or one-op executables run at least 4
-// times a step). Counted by kernels, a Flax ResNet whose optax update was not jitted looked jitted: its jitted
-// gradients' 400 kernels a step outnumbered the update's, while 79 % of the GPU's launch gaps came before the
-// update's ops (bench/corpus/jax_flax_resnet_cifar, H200, 2026-12-03).
-bool jittedAlready(const Context& c) {
+// A JAX step's launch gaps, and those before ops dispatched one by one: single-op kernels, or kernels of one-op
+// executables run at least 4 times a step (`ops`: their names and kernels per step).
+struct OpByOp {
+  int64_t gaps_ns = 0, alone_ns = 0;
+  std::map<std::string, int64_t> ops;
+};
+
+OpByOp opByOp(const Context& c) {
   const auto& k = c.trace.kernels;
   const auto& api = c.trace.api_calls;
   std::vector<int32_t> thunk(k.size(), analysis::kNone);  // the NVTX thunk range around each kernel's launch
@@ -288,21 +292,44 @@ bool jittedAlready(const Context& c) {
     thunk[i] = analysis::innermostRange(c.trace, c.session, api.thread_id[call], api.start_ns[call]);
     if (thunk[i] != analysis::kNone) ++runs[c.trace.nvtx.name[static_cast<size_t>(thunk[i])]];
   }
-  int64_t gaps = 0, single_op = 0, last_end = -1;
+  OpByOp out;
+  for (const auto& [name, count] : runs) {
+    const std::string_view op = opRunOnItsOwn(c.trace.text(name));
+    if (!op.empty() && count >= 4 * c.step.timed_count) out.ops[std::string(op)] += c.perTimedStep(count);
+  }
+  int64_t last_end = -1;
   for (size_t i = 0; i < k.size(); ++i) {
     if (k.session[i] != c.session || !c.inTimedSteps(k.start_ns[i])) continue;
     const int64_t gap = last_end < 0 ? 0 : k.start_ns[i] - last_end;
     last_end = std::max(last_end, k.end_ns[i]);
     if (gap <= 0 || gap >= analysis::kHostBusyGapNs) continue;
-    gaps += gap;
+    out.gaps_ns += gap;
     bool alone = xlaSingleOp(c.trace.kernelName(i));
     if (thunk[i] != analysis::kNone) {
       const int32_t name = c.trace.nvtx.name[static_cast<size_t>(thunk[i])];
-      alone = alone || (opRunOnItsOwn(c.trace.text(name)) && runs[name] >= 4 * c.step.timed_count);
+      alone = alone || (!opRunOnItsOwn(c.trace.text(name)).empty() && runs[name] >= 4 * c.step.timed_count);
     }
-    if (alone) single_op += gap;
+    if (alone) out.alone_ns += gap;
   }
-  return gaps > 0 && single_op * 2 < gaps;
+  return out;
+}
+
+// Whether a JAX program's steps run jitted already: most of the launch gaps inside them come before XLA's fusions
+// and library calls, not before ops dispatched one by one. Counted by kernels, a Flax ResNet whose optax update was
+// not jitted looked jitted: its jitted gradients' 400 kernels a step outnumbered the update's, while 79 % of the
+// GPU's launch gaps came before the update's ops (bench/corpus/jax_flax_resnet_cifar, H200, 2026-12-03).
+bool jittedAlready(const OpByOp& ops) { return ops.gaps_ns > 0 && ops.alone_ns * 2 < ops.gaps_ns; }
+
+// The ops run one by one, most kernels a step first, as evidence: what is left outside jax.jit.
+std::string opsRunOnTheirOwn(const Context& c, const OpByOp& ops) {
+  std::vector<std::pair<std::string, int64_t>> by_count(ops.ops.begin(), ops.ops.end());
+  std::stable_sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string list;
+  for (size_t i = 0; i < by_count.size() && i < 4; ++i)
+    list += (i ? ", " : "") + by_count[i].first + " " + std::to_string(by_count[i].second) + "×";
+  return "ops run one by one, each as an executable of its own, " + perStepWords(c) + ": " + list +
+         (by_count.size() > 4 ? " and " + std::to_string(by_count.size() - 4) + " more" : std::string()) +
+         " (the code that calls them runs outside jax.jit)";
 }
 
 // A jitted JAX step is one XLA executable already, whose kernels XLA launches one by one: its command buffers
@@ -350,7 +377,17 @@ std::optional<Finding> launchBound(const Context& c) {
                     "step with one call, so that idle time goes while the kernels themselves run as before (the "
                     "host's own time per replay is in the forecast of its work)");
   f.gain.idle_ns = f.gain.time_ns;
-  if (c.framework == Framework::kJax && jittedAlready(c)) jittedJaxFix(f.fix);
+  if (c.framework == Framework::kJax) {
+    const OpByOp ops = opByOp(c);
+    if (jittedAlready(ops))
+      jittedJaxFix(f.fix);
+    else if (!ops.ops.empty()) {
+      f.evidence.push_back({opsRunOnTheirOwn(c, ops), {}});
+      f.fix.summary =
+          "Put the whole step under jax.jit, the update too, so that XLA fuses its ops and launches them "
+          "from one executable.";
+    }
+  }
   f.fix.plan.push_back(cudaGraphsFix(c, f));
   setSeverity(f);
   return f;

@@ -384,6 +384,9 @@ TEST(Advisor, LaunchBoundJaxWithItsUpdateRunOpByOpIsToldToJit) {
   const Finding* f = a.find("launch_bound");
   ASSERT_TRUE(f);
   EXPECT_NE(f->fix.snippet.find("jax.jit"), std::string::npos) << f->fix.snippet;
+  bool named = false;
+  for (const Evidence& e : f->evidence) named = named || e.text.find("jit(multiply) ") != std::string::npos;
+  EXPECT_TRUE(named) << "the ops run on their own are named, with their count a step: " << f->evidence.back().text;
 }
 
 // A forecast slower than the measured step says so: printed bare, it read as the gain of every fix.
