@@ -125,14 +125,9 @@ struct StepForecast {
 // reads its attention mask back in each eager forward; counted, that wait made a BERT fine-tune's plan 7.23 ms a
 // step where `apply` ran it in 5.81 (bench/corpus/hf_bert_fp32_finetune, H200).
 bool waitsEachStep(const Context& c) {
-  std::vector<analysis::Interval> model;
-  for (const analysis::PhaseRange& r : c.phases) {
-    if (r.phase == analysis::Phase::kForward || r.phase == analysis::Phase::kBackward)
-      model.push_back({r.start, r.end});
-  }
-  model = analysis::mergeIntervals(std::move(model));
+  const std::vector<analysis::Interval> model = c.modelRanges();
   int64_t waits = 0;
-  for (int64_t end : c.sync_ends) waits += c.inTimedSteps(end) && analysis::overlapLength(model, end, end + 1) == 0;
+  for (int64_t end : c.sync_ends) waits += c.inTimedSteps(end) && !analysis::insideAny(model, end);
   return waits >= c.step.timed_count;
 }
 

@@ -173,13 +173,17 @@ bool Context::cudaDeviceMemoryEvent(size_t i) const {
   return m.session[i] == session && m.device[i] == device && m.kind[i] == schema::MemoryKind::kDevice && m.pool[i] == 0;
 }
 
-double Context::modelAllocationShare() const {
-  std::vector<Interval> model_ranges;
+std::vector<Interval> Context::modelRanges() const {
+  std::vector<Interval> ranges;
   for (const analysis::PhaseRange& r : phases) {
     if (r.phase == analysis::Phase::kForward || r.phase == analysis::Phase::kBackward)
-      model_ranges.push_back({r.start, r.end});
+      ranges.push_back({r.start, r.end});
   }
-  model_ranges = analysis::mergeIntervals(std::move(model_ranges));
+  return analysis::mergeIntervals(std::move(ranges));
+}
+
+double Context::modelAllocationShare() const {
+  const std::vector<Interval> model_ranges = modelRanges();
   const analysis::MemoryTable& m = trace.memory;
   int64_t in_steps = 0, in_model = 0;
   for (size_t i = 0; i < m.size(); ++i) {

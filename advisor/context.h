@@ -193,6 +193,8 @@ struct Context {
   int64_t blockForwardKernelNs() const;
   // The outermost forward ranges of those blocks inside the steady steps, in start order.
   std::vector<analysis::Interval> blockForwardRanges() const;
+  // The model's forward and backward phase ranges, merged: disjoint, sorted.
+  std::vector<analysis::Interval> modelRanges() const;
   // The PyTorch bridge's DataLoader ranges (analysis::kDataLoaderRange) of `session`, merged: disjoint, sorted.
   std::vector<analysis::Interval> dataLoaderRanges() const;
   // Kernels of `device` whose launch call starts inside one of the ranges (disjoint, sorted), in order.
