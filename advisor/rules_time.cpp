@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <set>
 
 #include "advisor/host_work.h"
 #include "advisor/rule.h"
@@ -293,9 +294,12 @@ OpByOp opByOp(const Context& c) {
     if (thunk[i] != analysis::kNone) ++runs[c.trace.nvtx.name[static_cast<size_t>(thunk[i])]];
   }
   OpByOp out;
+  std::set<int32_t> alone_thunks;  // the thunk names of ops run on their own, 4 times a step or more
   for (const auto& [name, count] : runs) {
     const std::string_view op = opRunOnItsOwn(c.trace.text(name));
-    if (!op.empty() && count >= 4 * c.step.timed_count) out.ops[std::string(op)] += c.perTimedStep(count);
+    if (op.empty() || count < 4 * c.step.timed_count) continue;
+    alone_thunks.insert(name);
+    out.ops[std::string(op)] += c.perTimedStep(count);
   }
   int64_t last_end = -1;
   for (size_t i = 0; i < k.size(); ++i) {
@@ -304,11 +308,9 @@ OpByOp opByOp(const Context& c) {
     last_end = std::max(last_end, k.end_ns[i]);
     if (gap <= 0 || gap >= analysis::kHostBusyGapNs) continue;
     out.gaps_ns += gap;
-    bool alone = xlaSingleOp(c.trace.kernelName(i));
-    if (thunk[i] != analysis::kNone) {
-      const int32_t name = c.trace.nvtx.name[static_cast<size_t>(thunk[i])];
-      alone = alone || (!opRunOnItsOwn(c.trace.text(name)).empty() && runs[name] >= 4 * c.step.timed_count);
-    }
+    const bool alone =
+        xlaSingleOp(c.trace.kernelName(i)) ||
+        (thunk[i] != analysis::kNone && alone_thunks.contains(c.trace.nvtx.name[static_cast<size_t>(thunk[i])]));
     if (alone) out.alone_ns += gap;
   }
   return out;
@@ -951,27 +953,26 @@ std::optional<Finding> pageableCopies(const Context& c) {
 // light-sheet deconvolution that copied its planes on four streams and launched its kernels with no stream kept
 // its copies 0.0 % overlapped (bench/corpus/cuda_lightsheet_deconv_default_stream, H200, 2026-12-03).
 std::optional<int64_t> kernelsOnTheLegacyStream(const Context& c) {
-  const auto& k = c.trace.kernels;
-  const auto onDefault = [&](int32_t stream) {
-    return stream != analysis::kNone && c.trace.streams[static_cast<size_t>(stream)].legacy_default;
+  struct OnLegacy {
+    int64_t all_ns = 0, legacy_ns = 0, stream_id = 0;
   };
-  int64_t kernels = 0, kernels_default = 0, default_id = 0;
-  for (size_t i = 0; i < k.size(); ++i) {
-    if (k.device[i] != c.device || !c.inTimedSteps(i)) continue;
-    kernels += k.end_ns[i] - k.start_ns[i];
-    if (!onDefault(k.stream[i])) continue;
-    kernels_default += k.end_ns[i] - k.start_ns[i];
-    default_id = c.trace.streams[static_cast<size_t>(k.stream[i])].stream_id;
-  }
-  const auto& m = c.trace.copies;
-  int64_t copies = 0, copies_elsewhere = 0;
-  for (size_t i = 0; i < m.size(); ++i) {
-    if (m.device[i] != c.device || !c.inTimedSteps(m.start_ns[i])) continue;
-    copies += m.end_ns[i] - m.start_ns[i];
-    if (!onDefault(m.stream[i])) copies_elsewhere += m.end_ns[i] - m.start_ns[i];
-  }
-  if (2 * kernels_default < kernels || 2 * copies_elsewhere < copies || copies == 0) return std::nullopt;
-  return default_id;
+  const auto timeOnLegacy = [&c](const analysis::GpuWorkColumns& w) {
+    OnLegacy out;
+    for (size_t i = 0; i < w.size(); ++i) {
+      if (w.device[i] != c.device || !c.inTimedSteps(w.start_ns[i])) continue;
+      out.all_ns += w.end_ns[i] - w.start_ns[i];
+      if (w.stream[i] == analysis::kNone) continue;
+      const analysis::Stream& stream = c.trace.streams[static_cast<size_t>(w.stream[i])];
+      if (!stream.legacy_default) continue;
+      out.legacy_ns += w.end_ns[i] - w.start_ns[i];
+      out.stream_id = stream.stream_id;
+    }
+    return out;
+  };
+  const OnLegacy kernels = timeOnLegacy(c.trace.kernels), copies = timeOnLegacy(c.trace.copies);
+  if (2 * kernels.legacy_ns < kernels.all_ns || 2 * copies.legacy_ns > copies.all_ns || copies.all_ns == 0)
+    return std::nullopt;
+  return kernels.stream_id;
 }
 
 std::optional<Finding> serialCopies(const Context& c) {
