@@ -663,13 +663,16 @@ class ResultsChecked(PlanCase):
                                    r"apart across two processes\)")
 
     def test_a_pause_outside_the_model_is_left_out_of_a_window(self):
-        # 300 ms once between calls 9 and 10, as a DataLoader starting its workers again at an epoch's first batch:
-        # a window's mean took it for the calls as written (190 ms a call against 40), and kept slower fixes.
-        lines = self.applied("--host-ms", "40", "--pause-after", "9", "--pause-ms", "300")
+        # 1.2 s once between calls 9 and 10, as a DataLoader starting its workers again at an epoch's first batch:
+        # a window's mean took it for the calls as written (800 ms a call and more against 200), and kept slower
+        # fixes. The step's own 200 ms of host work keeps the fixes' window and the run as written's too close to
+        # tell apart across processes (_apart) on a slow CPU too, so that the calls as written are timed here: with
+        # 40 ms, checkpointing's recomputation on a loaded two-core machine took 75 ms a call against 41.
+        lines = self.applied("--host-ms", "200", "--pause-after", "9", "--pause-ms", "1200")
         found = re.search(r"took [\d.]+ ms per call with the fixes \(calls 5-7\) and ([\d.]+) ms as written \(calls "
                           r"9-10; calls 5-7 of the run as written took", lines[2])
         self.assertIsNotNone(found, lines)
-        self.assertLess(float(found.group(1)), 60.0)
+        self.assertLess(float(found.group(1)), 400.0)
 
     def test_only_calls_far_apart_are_judged_across_processes(self):
         sys.path.insert(0, str(support.BRIDGE))
