@@ -381,6 +381,8 @@ int64_t syncsPerForward(const Context& c) {
 // torch.compile of a model FSDP shards and, where no nn.Module ran, those made to a model's forward; the runtime for
 // CUDA C++ programs applies fusion and checkpointing; JAX and CuPy programs get neither.
 bool appliedByGpuscope(const plan::Fix& fix, const ApplyScope& scope) {
+  // XLA's allocator variables: `gpuscope apply` sets them before a JAX program starts (gpuscope_jax/apply.py).
+  if (fix.kind == "allocator" && fix.text("variable").starts_with("XLA_")) return scope.framework == Framework::kJax;
   if (scope.framework == Framework::kJax || scope.framework == Framework::kCuPy) return false;  // no runtime
   if (scope.framework != Framework::kPyTorch) return fix.kind == "fusion" || fix.kind == "checkpoint";
   if ((fix.kind == "attention" && fix.text("setting") != "no_cudnn_sdp") || (needsModel(fix) && !scope.model) ||

@@ -116,6 +116,11 @@ std::string shapeProblem(const nlohmann::ordered_json& j) {
     for (const auto& [key, value] : f.items()) {
       if (!isParamValue(value)) return "fix '" + f["id"].dump() + "': parameter '" + key + "' has an unusable value";
     }
+    if (f.contains("variable") &&
+        (!f["variable"].is_string() || std::find(std::begin(kAllocatorVariables), std::end(kAllocatorVariables),
+                                                 f["variable"].get<std::string>()) == std::end(kAllocatorVariables))) {
+      return "fix " + f["id"].dump() + ": unknown allocator variable " + f["variable"].dump();
+    }
   }
   return "";
 }

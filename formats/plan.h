@@ -26,11 +26,19 @@ inline constexpr std::string_view kFixKinds[] = {
                      // cuDNN's attention, which compiles for every new shape, switched off (no_cudnn_sdp)
     "optimizer",     // fused or multi-tensor optimizer step, or smaller optimizer state (setting)
     "checkpoint",    // activation checkpointing (segments)
-    "allocator",     // caching-allocator settings (setting: PYTORCH_CUDA_ALLOC_CONF value)
+    "allocator",     // allocator settings (setting: the value of variable, PYTORCH_CUDA_ALLOC_CONF or XLA's)
     "data_loader",   // input pipeline settings (num_workers, pin_memory, persistent_workers)
     "gemm_padding",  // GEMM shapes padded to tensor-core multiples (torch.compile's shape padding)
 };
 bool isFixKind(std::string_view kind);
+
+// The environment variables an allocator fix may set (its "variable"; PyTorch's when absent).
+inline constexpr std::string_view kAllocatorVariables[] = {
+    "PYTORCH_CUDA_ALLOC_CONF",         // PyTorch's caching allocator
+    "XLA_PYTHON_CLIENT_PREALLOCATE",   // XLA's reservation up front (JAX)
+    "XLA_PYTHON_CLIENT_MEM_FRACTION",  // its share of the GPU
+    "XLA_PYTHON_CLIENT_ALLOCATOR",     // XLA's allocator: bfc or platform
+};
 
 using Value = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
 

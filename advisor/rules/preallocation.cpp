@@ -69,6 +69,13 @@ std::optional<Finding> preallocation(const Context& c) {
   f.gain.basis =
       "the reservation less the most XLA had in use (peak_bytes_in_use of memory_stats(), read by `record --jax`): "
       "allocating as it goes, the process holds about what it uses, plus XLA's own rounding";
+  // Set by `gpuscope apply` before the program starts; the JAX bridge checks XLA's pool against the reservation.
+  f.fix.plan.push_back({"allocator-1",
+                        "allocator",
+                        f.id,
+                        {{"variable", std::string("XLA_PYTHON_CLIENT_PREALLOCATE")},
+                         {"setting", std::string("false")},
+                         {"reserved_bytes", reserved}}});
   setSeverity(f);
   return f;
 }

@@ -333,12 +333,24 @@ TEST(CorpusMemory, XlasReadingsMeasureWhatGrowsInsideItsReservation) {
   ASSERT_TRUE(reserved);
   ASSERT_GT(c.xla_peak_in_use_bytes, 0);
   EXPECT_EQ(reserved->gain.memory_bytes, c.preallocated_bytes - c.xla_peak_in_use_bytes);
+  // Its fix is one `gpuscope apply` makes (XLA's variable set before the program starts): the memory plan holds it,
+  // with the reservation the JAX bridge holds XLA's pool against, and forecasts the peak in use.
+  const Advice memory = advise(c, Goal::kMemory);
+  const Finding* planned = memory.find("preallocation");
+  ASSERT_TRUE(planned);
+  EXPECT_EQ(planned->plan_status, "in the plan");
+  ASSERT_EQ(planned->fix.plan.size(), 1u);
+  EXPECT_EQ(planned->fix.plan[0].text("variable"), "XLA_PYTHON_CLIENT_PREALLOCATE");
+  EXPECT_EQ(planned->fix.plan[0].text("setting"), "false");
+  EXPECT_NEAR(static_cast<double>(memory.plan_predicted.peak_memory_bytes),
+              static_cast<double>(c.xla_peak_in_use_bytes), 0.05 * static_cast<double>(c.xla_peak_in_use_bytes));
   EXPECT_NE(program.advice.memory_basis.find("in use at its peak"), std::string::npos) << program.advice.memory_basis;
   EXPECT_FALSE(adviseOn(kTraces / "jax_kept_logits.clean.gpuscope").fired.count("memory_leak"));
   // Recorded without the bridge, a JAX program's use inside the reservation is said to be unknown, not guessed.
   const Judged unread = adviseOn(kTraces / "jax_numpy_feed.program.gpuscope");
   ASSERT_TRUE(unread.advice.find("preallocation"));
   EXPECT_EQ(unread.advice.find("preallocation")->gain.memory_bytes, 0);
+  EXPECT_TRUE(unread.advice.find("preallocation")->fix.plan.empty());  // nothing known to win: no plan to apply
   EXPECT_NE(unread.advice.memory_basis.find("in use: unknown"), std::string::npos) << unread.advice.memory_basis;
   // XLA's reservation (104.9 GiB of the H200) is no parameter of the program's: with no phases or tensor roles to
   // go by, it is "other", and what the program allocated itself at set-up stays parameters.

@@ -76,6 +76,9 @@ TEST(Plan, BadFilesGetOneClearError) {
        "unknown fix kind 'overclock'"},
       {R"({"format": "gpuscope-plan", "version": 1, "fixes": [{"id": "x", "kind": "fusion", "kernels": [1]}]})",
        "parameter 'kernels'"},
+      {R"({"format": "gpuscope-plan", "version": 1, "fixes": [{"id": "x", "kind": "allocator", "variable": "LD_PRELOAD",
+           "setting": "/tmp/x.so"}]})",
+       "unknown allocator variable \"LD_PRELOAD\""},
       {R"({"format": "gpuscope-plan", "version": 1, "fixes": [], "measured": {"step_time_ns": "fast"}})",
        "not a valid plan"},
   };

@@ -145,6 +145,14 @@ class GlobalSettings(PlanCase):
         applied, _ = self.json_output("settings.py", plan=plan)
         self.assertEqual(applied["alloc_conf"], "expandable_segments:True")
 
+    def test_xlas_allocator_setting_is_left_to_the_jax_bridge(self):
+        # The plan of a program that runs both: XLA's variable is set, never PyTorch's allocator configuration.
+        plan = self.plan({"kind": "allocator", "variable": "XLA_PYTHON_CLIENT_PREALLOCATE", "setting": "false"})
+        applied, lines = self.json_output("settings.py", plan=plan)
+        self.assertIsNone(applied["alloc_conf"])
+        self.assertEqual(lines, ["gpuscope apply: allocator-1 (allocator): not applied: XLA_PYTHON_CLIENT_PREALLOCATE "
+                                 "set, but the program never imported jax"])
+
     def test_cudnn_attention_is_switched_off(self):
         plain, _ = self.json_output("settings.py")
         applied, lines = self.json_output("settings.py", plan=self.plan({"kind": "attention",

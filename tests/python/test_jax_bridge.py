@@ -4,6 +4,9 @@ machine: scripts/jax-memory-run.sh.)"""
 
 import json
 import os
+import pathlib
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -11,6 +14,7 @@ import unittest
 from unittest import mock
 
 import gpuscope_jax
+from gpuscope_jax import apply
 
 
 class Device:
@@ -116,6 +120,61 @@ class Install(unittest.TestCase):
         with mock.patch.dict(os.environ, {"GPUSCOPE_JAX": ""}), mock.patch.object(gpuscope_jax, "Sampler") as made:
             gpuscope_jax.install_from_environment()
         made.assert_not_called()
+
+
+class ApplySettings(unittest.TestCase):
+    """XLA's allocator variables under `gpuscope apply`: set before the program runs, and "applied" at exit only
+    where XLA's own figures show its pool well under what it reserved when recorded."""
+
+    FIX = {"id": "allocator-1", "kind": "allocator", "variable": "XLA_PYTHON_CLIENT_PREALLOCATE", "setting": "false",
+           "reserved_bytes": 100 << 30}
+
+    def verdict(self, stats, started=True, environment="false"):
+        with mock.patch.dict(os.environ, {"XLA_PYTHON_CLIENT_PREALLOCATE": environment}):
+            return apply.verdict(self.FIX, started, lambda: [Device("gpu", 0, stats), Device("cpu", 1, None)])
+
+    def test_a_pool_well_under_the_reservation_is_applied(self):
+        said = self.verdict({"pool_bytes": 2 << 30, "peak_pool_bytes": 6 << 30})
+        self.assertEqual(said, "applied: XLA_PYTHON_CLIENT_PREALLOCATE=false: XLA's pool held at most 6.00 GiB "
+                               "(memory_stats()'s peak_pool_bytes), against the 100.00 GiB reserved up front when "
+                               "recorded")
+
+    def test_a_pool_still_near_the_reservation_is_not_applied(self):
+        self.assertTrue(self.verdict({"pool_bytes": 75 << 30}).startswith("not applied: "))
+
+    def test_what_cannot_be_seen_is_never_called_applied(self):
+        self.assertTrue(self.verdict({"bytes_in_use": 1 << 30}).startswith("unconfirmed: "))  # no pool reported
+        self.assertTrue(self.verdict(None).startswith("unconfirmed: "))
+        self.assertIn("started no GPU client", self.verdict({"pool_bytes": 1}, started=False))
+        self.assertIn("the program set XLA_PYTHON_CLIENT_PREALLOCATE=true itself",
+                      self.verdict({"pool_bytes": 1}, environment="true"))
+
+    def run_with_plan(self, tmp, code, environment=None):
+        plan = os.path.join(tmp, "plan.json")
+        with open(plan, "w") as f:
+            json.dump({"format": "gpuscope-plan", "version": 1, "fixes": [self.FIX]}, f)
+        os.mkdir(os.path.join(tmp, "outcome"))
+        bridge = os.path.dirname(os.path.dirname(os.path.abspath(gpuscope_jax.__file__)))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSCOPE_", "XLA_PYTHON_CLIENT_"))}
+        env.update(PYTHONPATH=f"{bridge}/bootstrap:{bridge}", GPUSCOPE_TORCH="apply", GPUSCOPE_PLAN=plan,
+                   GPUSCOPE_APPLY_OUTCOME=os.path.join(tmp, "outcome"), **(environment or {}))
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+
+    def test_the_bootstrap_sets_the_variable_before_the_program_runs_and_says_what_came_of_it(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = self.run_with_plan(tmp, "import os; print(os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'])")
+            outcome = [json.loads(path.read_text()) for path in pathlib.Path(tmp, "outcome").iterdir()]
+        self.assertEqual((run.returncode, run.stdout), (0, "false\n"), run.stderr)
+        said = "not applied: XLA_PYTHON_CLIENT_PREALLOCATE set, but the program never imported jax"
+        self.assertEqual(run.stderr, f"gpuscope apply: allocator-1 (allocator): {said}\n")
+        self.assertEqual(outcome, [{"fixes": {"allocator-1": said}, "results": ""}])
+
+    def test_a_variable_the_environment_sets_stays_the_users(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = self.run_with_plan(tmp, "import os, sys; print(os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'])",
+                                     {"XLA_PYTHON_CLIENT_PREALLOCATE": "true"})
+        self.assertEqual((run.returncode, run.stdout), (0, "true\n"), run.stderr)
+        self.assertIn("not applied: the environment sets XLA_PYTHON_CLIENT_PREALLOCATE=true already", run.stderr)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Put first on PYTHONPATH by `gpuscope record --torch` (or --cupy, --jax) and `gpuscope apply`: arms gpuscope's
 PyTorch bridge for the moment torch is imported (its CuPy bridge for cupy, its JAX bridge for jax), with no change
-to the program, then runs the sitecustomize module this one shadows, if any."""
+to the program, and under `gpuscope apply` sets the plan's XLA variables before the program's code runs (the JAX
+bridge says at exit whether they took hold); then runs the sitecustomize module this one shadows, if any."""
 
 import importlib
 import importlib.abc
@@ -27,6 +28,36 @@ def _install_jax_bridge():
     import gpuscope_jax
 
     gpuscope_jax.install_from_environment()
+
+
+def _check_xla_settings():
+    from gpuscope_jax import apply
+
+    apply.check_at_exit()
+
+
+def _set_xla_settings(plan):
+    """The plan's XLA variables, set before the program's own code runs; whether any wait for jax's import."""
+    try:
+        from gpuscope_jax import apply
+
+        return apply.set_variables(plan)
+    except Exception as error:
+        sys.stderr.write(f"gpuscope: XLA's settings not applied: {error!r}\n")
+        return False
+
+
+def _install_all(installs):
+    """One arm per module (an import finds the first armed finder only): each install on its own."""
+
+    def install():
+        for each in installs:
+            try:
+                each()
+            except Exception as error:
+                sys.stderr.write(f"gpuscope: {each.__name__} failed: {error!r}\n")
+
+    return install
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -116,6 +147,10 @@ if os.environ.get("GPUSCOPE_TORCH"):
     _arm("torch", _install_torch_bridge, "PyTorch")
 if os.environ.get("GPUSCOPE_CUPY"):
     _arm("cupy", _install_cupy_bridge, "CuPy")
-if os.environ.get("GPUSCOPE_JAX"):
-    _arm("jax", _install_jax_bridge, "JAX")
+_jax_installs = [_install_jax_bridge] if os.environ.get("GPUSCOPE_JAX") else []
+_modes = os.environ.get("GPUSCOPE_TORCH", "").split(",")
+if "apply" in _modes and os.environ.get("GPUSCOPE_PLAN") and _set_xla_settings(os.environ["GPUSCOPE_PLAN"]):
+    _jax_installs.append(_check_xla_settings)
+if _jax_installs:
+    _arm("jax", _install_all(_jax_installs), "JAX")
 _run_shadowed_sitecustomize()

@@ -123,6 +123,8 @@ def install(plan_path):
     if _recorded_step_s[0] > 0 and predicted_s > _recorded_step_s[0]:
         _plan_slower[0] = predicted_s / _recorded_step_s[0]
     for fix in plan.get("fixes", []):
+        if fix.get("variable", "PYTORCH_CUDA_ALLOC_CONF") != "PYTORCH_CUDA_ALLOC_CONF":
+            continue  # XLA's allocator settings: the bootstrap set them, the JAX bridge says what came of them
         handler = _HANDLERS.get(fix.get("kind"))
         try:
             note = handler(fix) if handler else "not applied: gpuscope does not know this kind of fix"
