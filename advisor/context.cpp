@@ -559,6 +559,7 @@ Context buildContext(const TraceData& trace, int32_t session) {
     const std::vector<analysis::DeviceActivity> activity = analysis::deviceActivity(trace);
     c.activity = activity[static_cast<size_t>(c.device)];
     c.timeline = analysis::analyzeTimeline(trace, c.step.timed_gpu_windows, activity)[static_cast<size_t>(c.device)];
+    c.result_fetches = analysis::resultFetchWaits(trace, c.device, c.activity.busy);
     c.compiles = analysis::runtimeCompiles(trace, c.session);
     c.compiler_work = analysis::annotatedCompiles(trace, c.session);
     c.paused_cost = analysis::pausedStepsCost(trace, c.session);

@@ -121,6 +121,9 @@ struct Context {
   // Of `session`, sorted, computed once (a pass over every CUDA call of the trace): when its host stopped waiting
   // for the GPU (analysis::hostSyncEnds), for host_sync and the plan's count of synchronisations a forward.
   std::vector<int64_t> sync_ends;
+  // Of `device`, computed once: the results the runtime's own thread copied to the host once the GPU had finished,
+  // the program waiting for them (analysis::resultFetchWaits), for host_sync and the host's work.
+  std::vector<analysis::Interval> result_fetches;
   // Of `session`, the whole run: kernels compiled at run time (analysis::runtimeCompiles), computed once for the
   // rules that read them (runtime_compilation, and input_pipeline, which leaves them out).
   std::vector<analysis::RuntimeCompile> compiles;

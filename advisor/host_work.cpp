@@ -185,8 +185,7 @@ HostWork measureHostWork(const Context& c) {
   HostWork h;
   if (!c.step.from_iterations || c.session == analysis::kNone) return h;
   std::vector<Interval> waits = analysis::hostWaitCalls(c.trace, c.session);
-  const std::vector<Interval> fetches = analysis::resultFetchWaits(c.trace, c.device, c.activity.busy);
-  waits.insert(waits.end(), fetches.begin(), fetches.end());
+  waits.insert(waits.end(), c.result_fetches.begin(), c.result_fetches.end());
   // Kernels compiled at run time are left out of the figures below like waits, and counted once, as the timed
   // steps' compile_ns: the annotated steps compile more often than the timed ones (a DistilBERT fine-tune's
   // first steps compiled for each new length, and its forward and backward phases came to 82.5 ms of host work

@@ -449,8 +449,7 @@ int64_t syncsInSteps(const Context& c) {
 double shareOfStepsThatWait(const Context& c) {
   std::vector<int64_t> waits;
   for (int64_t end : c.sync_ends) waits.push_back(end);
-  for (const Interval& fetch : analysis::resultFetchWaits(c.trace, c.device, c.activity.busy))
-    waits.push_back(fetch.end);
+  for (const Interval& fetch : c.result_fetches) waits.push_back(fetch.end);
   std::sort(waits.begin(), waits.end());
   int64_t steps = 0, waiting = 0;
   for (const analysis::Iteration& it : c.iterations.list) {
