@@ -749,7 +749,8 @@ void Collector::finishFile() {
     note(schema::Severity::kInfo, "unfinished_records", unfinished,
          std::to_string(unfinished) + " records had no end time when flushed and are shown with zero length");
   }
-  if (status) status = writer_->updateSessionEnd(kSessionId, end);
+  // Asked at the end, not at cuInit's injection, where the runtime may be inside its own initialisation.
+  if (status) status = writer_->updateSessionEnd(kSessionId, end, loadedRuntimeVersion());
   if (status) status = writer_->finish();
   if (!status) fail(status);
 }

@@ -1,8 +1,11 @@
 #include "collector/session_info.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -61,6 +64,28 @@ schema::SessionRow describeThisProcess(int64_t session_id) {
   s.world_size = integerFromEnvironment({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
   s.gpuscope_version = GPUSCOPE_VERSION;
   return s;
+}
+
+std::optional<int64_t> loadedRuntimeVersion() {
+  std::string path;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* found) {
+        const char* name = info->dlpi_name ? std::strrchr(info->dlpi_name, '/') : nullptr;
+        if (!name || std::strncmp(name + 1, "libcudart.so", 12) != 0) return 0;
+        *static_cast<std::string*>(found) = info->dlpi_name;
+        return 1;
+      },
+      &path);
+  if (path.empty()) return std::nullopt;
+  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);  // never loads one the program did not
+  if (!library) return std::nullopt;
+  // A constant of the library: it starts nothing (no driver, no context).
+  using GetVersion = int (*)(int*);
+  const auto get = reinterpret_cast<GetVersion>(dlsym(library, "cudaRuntimeGetVersion"));
+  int version = 0;
+  const bool known = get && get(&version) == 0 && version > 0;
+  dlclose(library);  // the reference RTLD_NOLOAD took
+  return known ? std::optional<int64_t>(version) : std::nullopt;
 }
 
 schema::ClockSyncRow sampleClocks(int64_t session_id, int64_t trace_ns) {

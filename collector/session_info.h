@@ -18,6 +18,10 @@ schema::SessionRow describeThisProcess(int64_t session_id);
 // The first integer environment variable among names that is set, if any.
 std::optional<int64_t> integerFromEnvironment(std::initializer_list<const char*> names);
 
+// The version of the CUDA runtime library this process loaded (13000 for 13.0), asked of the library itself; none
+// where the program has no libcudart loaded (nvcc links the runtime statically by default).
+std::optional<int64_t> loadedRuntimeVersion();
+
 // CLOCK_REALTIME and CLOCK_MONOTONIC now, in ns, paired with trace_ns (the trace clock read by the caller).
 schema::ClockSyncRow sampleClocks(int64_t session_id, int64_t trace_ns);
 

@@ -139,14 +139,20 @@ Status TraceWriter::fail(Status status) {
   return failure_;
 }
 
-Status TraceWriter::updateSessionEnd(int64_t session_id, int64_t end_ns) {
+Status TraceWriter::updateSessionEnd(int64_t session_id, int64_t end_ns, std::optional<int64_t> runtime_version) {
   if (!failure_.isOk()) return failure_;
   GPUSCOPE_RETURN_IF_ERROR(flushAllPending());
   GPUSCOPE_RETURN_IF_ERROR(beginIfNeeded());
-  Result<sqlite::Statement> update = db_.prepare("UPDATE session SET end_ns = ? WHERE id = ?");
+  Result<sqlite::Statement> update = db_.prepare(
+      "UPDATE session SET end_ns = ?, cuda_runtime_version = COALESCE(?, cuda_runtime_version) WHERE id = ?");
   if (!update) return fail(update.status());
   update->bindInt(1, end_ns);
-  update->bindInt(2, session_id);
+  if (runtime_version) {
+    update->bindInt(2, *runtime_version);
+  } else {
+    update->bindNull(2);
+  }
+  update->bindInt(3, session_id);
   if (Status status = update->run(); !status) return fail(status);
   return Status::ok();
 }

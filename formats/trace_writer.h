@@ -4,6 +4,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -94,8 +95,9 @@ class TraceWriter {
     return Status::ok();
   }
 
-  // Records when a session's recording ended (its row is written at the start, before the end is known).
-  Status updateSessionEnd(int64_t session_id, int64_t end_ns);
+  // Records when a session's recording ended, and the CUDA runtime's version where it is known by then (its row
+  // is written at the start, before either is known).
+  Status updateSessionEnd(int64_t session_id, int64_t end_ns, std::optional<int64_t> runtime_version = std::nullopt);
 
   Status commit();  // makes every row appended so far visible to readers and durable against a crash
   Status finish();  // commit, create indexes, fold the WAL into the file, close, rename into place

@@ -125,6 +125,33 @@ TEST(RoundTrip, LiveWriterCommitsAreVisibleBeforeFinish) {
   EXPECT_EQ(*n, 1);
 }
 
+// The collector writes a session's row when recording starts and its end, with the CUDA runtime's version where
+// the process loaded a runtime library, when it stops; a version it could not learn leaves the row's own.
+TEST(RoundTrip, TheSessionsEndAndRuntimeAreWrittenWhenItStops) {
+  TempDir dir;
+  const std::string path = dir.path("s.gpuscope");
+  Result<TraceWriter> writer = TraceWriter::create(path, {.atomic = false});
+  ASSERT_TRUE(writer);
+  SessionRow first, second;
+  first.id = 1;
+  second.id = 2;
+  second.cuda_runtime_version = 12080;
+  ASSERT_TRUE(writer->append(first));
+  ASSERT_TRUE(writer->append(second));
+  ASSERT_TRUE(writer->updateSessionEnd(1, 500, 13000));
+  ASSERT_TRUE(writer->updateSessionEnd(2, 600));
+  ASSERT_TRUE(writer->finish());
+  Result<TraceReader> reader = TraceReader::open(path);
+  ASSERT_TRUE(reader) << reader.status().message();
+  Result<std::vector<SessionRow>> sessions = reader->readAll<SessionRow>();
+  ASSERT_TRUE(sessions);
+  ASSERT_EQ(sessions->size(), 2u);
+  EXPECT_EQ((*sessions)[0].end_ns, 500);
+  EXPECT_EQ((*sessions)[0].cuda_runtime_version, 13000);
+  EXPECT_EQ((*sessions)[1].end_ns, 600);
+  EXPECT_EQ((*sessions)[1].cuda_runtime_version, 12080);
+}
+
 TEST(RoundTrip, AtomicWriterLeavesNothingWhenAbandoned) {
   TempDir dir;
   const std::string path = dir.path("a.gpuscope");

@@ -310,6 +310,8 @@ TEST_F(RecordSample, TorchBridgeRecordsModulesAndTensors) {
   EXPECT_EQ(query(r, "SELECT count(*) FROM allocator_event WHERE action = 2"), 0);
   EXPECT_EQ(query(r, "SELECT count(*) FROM tensor_role WHERE role = 1"), 28);
   EXPECT_EQ(query(r, "SELECT count(*) FROM tensor_role WHERE role = 4"), 56);
+  // PyTorch loads libcudart as a library: the session says which runtime (CUDA 13.x).
+  EXPECT_EQ(query(r, "SELECT count(*) FROM session WHERE cuda_runtime_version / 1000 = 13"), 1);
 }
 
 // record --torch of a 2-rank torchrun job: the program's output and exit code unchanged, one trace holding both
