@@ -79,6 +79,11 @@ struct Launch {
   int64_t thread_id = 0;
 };
 
+// A GPU operation by when its thread launched it: what an NVTX range of that thread put on the GPU.
+struct Launched {
+  int64_t launch_ns, start_ns, end_ns, device_id, stream_id;
+};
+
 class ChromeExporter {
  public:
   ChromeExporter(TraceReader& reader, JsonWriter& json, const ChromeExportOptions& options)
@@ -103,6 +108,7 @@ class ChromeExporter {
   Status writeApiCalls();
   Status writeSyncs();
   Status writeNvtx();
+  void writeGpuAnnotation(const NvtxRow& range, const std::string& name);
   Status writeOverheads();
   Status writeMemoryCounters();
   Status writeTensorCounters();
@@ -143,6 +149,8 @@ class ChromeExporter {
     bool mixed = false;  // a group of several kinds of operation in one kernel: no sizes given
   };
   std::map<std::pair<int64_t, int64_t>, CollectiveArgs> collective_args_;
+  // Each (session, thread)'s GPU operations in the order it launched them, for the ranges' GPU annotations.
+  std::map<std::pair<int64_t, int64_t>, std::vector<Launched>> launched_;
   Status loadCollectives();
   std::vector<DataQualityRow> quality_;
   int64_t base_ns_ = 0;
@@ -168,6 +176,9 @@ Status ChromeExporter::run() {
   GPUSCOPE_RETURN_IF_ERROR(writeGpuOps<MemsetRow>([&](const MemsetRow& r, const Launch& l) { writeMemset(r, l); }));
   GPUSCOPE_RETURN_IF_ERROR(
       writeGpuOps<GraphLaunchRow>([&](const GraphLaunchRow& r, const Launch& l) { writeGraphLaunch(r, l); }));
+  for (auto& [thread, ops] : launched_) {
+    std::sort(ops.begin(), ops.end(), [](const Launched& a, const Launched& b) { return a.launch_ns < b.launch_ns; });
+  }
   GPUSCOPE_RETURN_IF_ERROR(writeApiCalls());
   GPUSCOPE_RETURN_IF_ERROR(writeSyncs());
   GPUSCOPE_RETURN_IF_ERROR(writeNvtx());
@@ -449,6 +460,10 @@ Status ChromeExporter::writeGpuOps(Emit emit) {
     Launch launch;
     if (!stmt->isNull(n)) launch = {true, stmt->columnInt(n), stmt->columnInt(n + 1)};
     emit(row, launch);
+    if (launch.found) {
+      launched_[{row.session_id, launch.thread_id}].push_back(
+          {launch.start_ns, row.start_ns, row.end_ns, row.device_id, row.stream_id});
+    }
     advance();
   }
 }
@@ -579,9 +594,30 @@ Status ChromeExporter::writeNvtx() {
     }
     if (!n.domain.empty()) json_.key("args").beginObject().field("domain", stringOf(strings_, n.domain)).endObject();
     json_.endObject();
+    if (n.kind != NvtxKind::kMark) writeGpuAnnotation(n, name);
     advance();
     return true;
   });
+}
+
+// A range's span on the GPU, as torch.profiler writes its record_function ranges there (HTA's annotation filters
+// read them): on each stream, from the first to the last end of the operations the range's thread launched inside
+// it.
+void ChromeExporter::writeGpuAnnotation(const NvtxRow& range, const std::string& name) {
+  const auto ops = launched_.find({range.session_id, range.thread_id});
+  if (ops == launched_.end()) return;
+  const auto by_launch = [](const Launched& l, int64_t t) { return l.launch_ns < t; };
+  auto it = std::lower_bound(ops->second.begin(), ops->second.end(), range.start_ns, by_launch);
+  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> spans;  // (device, stream) -> first, last
+  for (; it != ops->second.end() && it->launch_ns <= range.end_ns; ++it) {
+    auto [span, added] = spans.try_emplace({it->device_id, it->stream_id}, it->start_ns, it->end_ns);
+    if (!added) span->second = {std::min(span->second.first, it->start_ns), std::max(span->second.second, it->end_ns)};
+  }
+  for (const auto& [where, span] : spans) {
+    beginComplete("gpu_user_annotation", name, gpuPid(range.session_id, where.first), where.second, span.first,
+                  span.second);
+    json_.endObject();
+  }
 }
 
 // torch.profiler's step ranges on the thread that ran each step, numbered from 0 as its schedule counts.

@@ -81,6 +81,34 @@ TEST(ChromeExport, UnifiedMemoryHasATrackUnderItsGpu) {
   EXPECT_EQ(tracks, 1);
 }
 
+// A range's span on the GPU, as torch.profiler writes a record_function's: on each stream, from the first start to
+// the last end of what its thread launched inside it; none for a thread that launched nothing inside it.
+TEST(ChromeExport, RangesAreProjectedOntoTheStreamsTheirLaunchesRanOn) {
+  TempDir dir;
+  testing::TraceBuilder b(dir.path("ranges.gpuscope"));
+  b.nvtx("forward", 100'000, 200'000);
+  b.kernel("inside", 300'000, 400'000, 7, 110'000);
+  b.kernel("inside_too", 420'000, 500'000, 7, 150'000);
+  b.kernel("other_stream", 430'000, 450'000, 9, 160'000);
+  b.kernel("after", 600'000, 700'000, 7, 250'000);
+  b.nvtx("idle", 800'000, 900'000);
+  b.nvtx("other_thread", 100'000, 200'000, 2);
+  ASSERT_TRUE(b.finish());
+  Result<TraceReader> reader = TraceReader::open(dir.path("ranges.gpuscope"));
+  ASSERT_TRUE(reader) << reader.status().message();
+  JsonWriter out;
+  ASSERT_TRUE(writeChromeTrace(*reader, out));
+  std::vector<json> spans = eventsOf(json::parse(out.text()), "gpu_user_annotation");
+  std::sort(spans.begin(), spans.end(), [](const json& x, const json& y) { return x["tid"] < y["tid"]; });
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0]["name"], "forward");
+  EXPECT_EQ(spans[0]["tid"], 7);
+  EXPECT_EQ(spans[0]["dur"], 200.0);  // 300 to 500 us: the two kernels launched inside, not the one after
+  EXPECT_EQ(spans[1]["tid"], 9);
+  EXPECT_EQ(spans[1]["dur"], 20.0);
+  EXPECT_EQ(spans[0]["pid"], eventsOf(json::parse(out.text()), "kernel")[0]["pid"]);
+}
+
 TEST(ChromeExport, IsValidJsonWithKinetoTopLevelKeys) {
   TempDir dir;
   const json trace = json::parse(exportSample(dir));

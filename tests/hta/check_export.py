@@ -35,3 +35,14 @@ check(len(overlap) == 2 and (overlap["comp_comm_overlap_pctg"] > 0).all(), "comm
 # Launch statistics join CPU calls to kernels by correlation id, by the runtime's own call names.
 launches = analysis.get_cuda_kernel_launch_stats(ranks=[0, 1], visualize=False)
 check(all(len(launches.get(rank, [])) > 1000 for rank in (0, 1)), "kernel launch statistics of both ranks")
+
+# NVTX ranges on the GPU timeline (gpu_user_annotation, as torch.profiler writes its record_function ranges), which
+# HTA reads when its parser is told to keep them: the time on the GPU of each annotated phase, on both ranks.
+from hta.configs.parser_config import ParserConfig  # noqa: E402
+
+config = ParserConfig.get_default_cfg()
+config.set_drop_gpu_user_annotation(False)
+ParserConfig.set_default_cfg(config)
+annotated = TraceAnalysis(trace_dir=sys.argv[1]).get_gpu_user_annotation_breakdown(visualize=False, num_kernels=100)
+check(annotated is not None and set(annotated["rank"]) == {0, 1}
+      and annotated["name"].str.contains("DistributedDataParallel").any(), "GPU time of the NVTX ranges of both ranks")
