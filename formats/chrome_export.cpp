@@ -149,7 +149,9 @@ class ChromeExporter {
     bool mixed = false;  // a group of several kinds of operation in one kernel: no sizes given
   };
   std::map<std::pair<int64_t, int64_t>, CollectiveArgs> collective_args_;
-  // Each (session, thread)'s GPU operations in the order it launched them, for the ranges' GPU annotations.
+  // Each (session, thread)'s GPU operations in the order it launched them, for the ranges' GPU annotations; kept
+  // only where the trace has NVTX rows (a CUDA C++ program's millions of kernels and no range need none).
+  bool has_ranges_ = false;
   std::map<std::pair<int64_t, int64_t>, std::vector<Launched>> launched_;
   Status loadCollectives();
   std::vector<DataQualityRow> quality_;
@@ -168,6 +170,8 @@ Status ChromeExporter::run() {
         (add(reader_.approximateCount<decltype(rows)>()), ...);
       },
       EventRows{});
+  Result<int64_t> ranges = reader_.approximateCount<NvtxRow>();
+  has_ranges_ = ranges && *ranges > 0;
   writeHeader();
   json_.key("traceEvents").beginArray(/*one_item_per_line=*/true);
   GPUSCOPE_RETURN_IF_ERROR(writeMetadataEvents());
@@ -460,7 +464,7 @@ Status ChromeExporter::writeGpuOps(Emit emit) {
     Launch launch;
     if (!stmt->isNull(n)) launch = {true, stmt->columnInt(n), stmt->columnInt(n + 1)};
     emit(row, launch);
-    if (launch.found) {
+    if (launch.found && has_ranges_) {
       launched_[{row.session_id, launch.thread_id}].push_back(
           {launch.start_ns, row.start_ns, row.end_ns, row.device_id, row.stream_id});
     }
