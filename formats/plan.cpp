@@ -13,6 +13,11 @@ bool isFixKind(std::string_view kind) {
   return std::find(std::begin(kFixKinds), std::end(kFixKinds), kind) != std::end(kFixKinds);
 }
 
+bool isAllocatorVariable(std::string_view name) {
+  return std::find(std::begin(kAllocatorVariables), std::end(kAllocatorVariables), name) !=
+         std::end(kAllocatorVariables);
+}
+
 std::string_view Fix::text(std::string_view key) const {
   const Value* v = param(key);
   const auto* s = v ? std::get_if<std::string>(v) : nullptr;
@@ -117,8 +122,7 @@ std::string shapeProblem(const nlohmann::ordered_json& j) {
       if (!isParamValue(value)) return "fix '" + f["id"].dump() + "': parameter '" + key + "' has an unusable value";
     }
     if (f.contains("variable") &&
-        (!f["variable"].is_string() || std::find(std::begin(kAllocatorVariables), std::end(kAllocatorVariables),
-                                                 f["variable"].get<std::string>()) == std::end(kAllocatorVariables))) {
+        (!f["variable"].is_string() || !isAllocatorVariable(f["variable"].get<std::string>()))) {
       return "fix " + f["id"].dump() + ": unknown allocator variable " + f["variable"].dump();
     }
   }

@@ -39,6 +39,7 @@ inline constexpr std::string_view kAllocatorVariables[] = {
     "XLA_PYTHON_CLIENT_MEM_FRACTION",  // its share of the GPU
     "XLA_PYTHON_CLIENT_ALLOCATOR",     // XLA's allocator: bfc or platform
 };
+bool isAllocatorVariable(std::string_view name);
 
 using Value = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
 
